@@ -1,0 +1,29 @@
+# The two commands a new user needs: `make demo` (the main job) and `make test` (every check CI runs).
+SHELL := /bin/bash
+export PATH := $(HOME)/.cargo/bin:$(PATH)
+# Elixir needs a UTF-8 locale to handle non-ASCII file names and output.
+export LC_ALL := C.UTF-8
+export LANG := C.UTF-8
+
+.PHONY: demo test deps build bench bench-quick clean
+
+deps:
+	@scripts/install-deps
+
+build: deps
+	mix compile
+
+# Encodes and decodes real and generated documents, printing size and RustyJson vs jiffy times.
+demo: deps
+	mix run bench/demo.exs
+
+test: deps
+	mix format --check-formatted
+	mix compile --warnings-as-errors
+	mix test
+	cd native && cargo fmt --all --check
+	cd native && cargo clippy --workspace --all-targets --release -- -D warnings
+	cd native && cargo test --workspace --release
+
+clean:
+	rm -rf _build priv/native native/target

@@ -1,0 +1,76 @@
+defmodule RustyJson.Bench.Harness do
+  @moduledoc false
+  # A small benchmark harness that needs nothing from hex. Libraries compared in one case are measured round by
+  # round with their order shuffled each round, so machine drift hits all of them alike; each sample times a batch
+  # of calls sized to last about `:batch_ms`, and the result is the median (and spread) of per-call times.
+
+  @type result :: %{median_us: float(), p25_us: float(), p75_us: float(), samples: pos_integer()}
+
+  @doc "Times each `{label, fun}` interleaved; returns `%{label => result}`."
+  @spec compare([{term(), (() -> term())}], keyword()) :: %{term() => result()}
+  def compare(funs, opts \\ []) do
+    rounds = Keyword.get(opts, :rounds, 15)
+    batch_ms = Keyword.get(opts, :batch_ms, 20)
+
+    batches =
+      Map.new(funs, fn {label, fun} ->
+        # Warm up, then size a batch from the warm-up timing.
+        fun.()
+        {us, _} = :timer.tc(fun)
+        {label, max(1, div(batch_ms * 1000, max(us, 1)))}
+      end)
+
+    samples =
+      Enum.reduce(1..rounds, %{}, fn _, acc ->
+        funs
+        |> Enum.shuffle()
+        |> Enum.reduce(acc, fn {label, fun}, acc ->
+          n = Map.fetch!(batches, label)
+          us = time_batch(fun, n)
+          Map.update(acc, label, [us / n], &[us / n | &1])
+        end)
+      end)
+
+    Map.new(samples, fn {label, times} -> {label, summarize(times)} end)
+  end
+
+  defp time_batch(fun, n) do
+    :erlang.garbage_collect()
+    start = System.monotonic_time(:nanosecond)
+    repeat(fun, n)
+    (System.monotonic_time(:nanosecond) - start) / 1000
+  end
+
+  defp repeat(_fun, 0), do: :ok
+
+  defp repeat(fun, n) do
+    fun.()
+    repeat(fun, n - 1)
+  end
+
+  defp summarize(times) do
+    sorted = Enum.sort(times)
+
+    %{
+      median_us: pct(sorted, 0.5),
+      p25_us: pct(sorted, 0.25),
+      p75_us: pct(sorted, 0.75),
+      samples: length(sorted)
+    }
+  end
+
+  defp pct(sorted, q), do: Enum.at(sorted, round(q * (length(sorted) - 1)))
+
+  @doc "Formats microseconds for a table."
+  @spec fmt_us(float()) :: String.t()
+  def fmt_us(us) when us >= 1000, do: :erlang.float_to_binary(us / 1000, decimals: 2) <> " ms"
+  def fmt_us(us), do: :erlang.float_to_binary(us / 1, decimals: 1) <> " µs"
+
+  @doc "Formats a byte count."
+  @spec fmt_bytes(non_neg_integer()) :: String.t()
+  def fmt_bytes(b) when b >= 1_000_000,
+    do: :erlang.float_to_binary(b / 1_000_000, decimals: 1) <> " MB"
+
+  def fmt_bytes(b) when b >= 1_000, do: :erlang.float_to_binary(b / 1_000, decimals: 1) <> " KB"
+  def fmt_bytes(b), do: "#{b} B"
+end

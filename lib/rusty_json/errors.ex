@@ -1,0 +1,49 @@
+defmodule RustyJson.EncodeError do
+  @moduledoc """
+  Raised (or returned) when a term cannot be encoded: invalid UTF-8 in a string, or duplicate keys with
+  `maps: :strict`. Same fields and messages as `Jason.EncodeError`.
+  """
+  @type t :: %__MODULE__{message: String.t()}
+  defexception [:message]
+
+  @doc false
+  @spec invalid_byte(byte(), binary()) :: t()
+  def invalid_byte(byte, original) do
+    %__MODULE__{
+      message: "invalid byte 0x" <> Integer.to_string(byte, 16) <> " in " <> inspect(original)
+    }
+  end
+end
+
+defmodule RustyJson.DecodeError do
+  @moduledoc """
+  Returned by `RustyJson.decode/2` (raised by `decode!/2`) for input that is not valid JSON.
+
+  `position` is the byte offset of the problem, `token` the offending token when there is one, and `data` the input.
+  The message is Jason's, word for word.
+  """
+  @type t :: %__MODULE__{position: non_neg_integer(), token: String.t() | nil, data: String.t()}
+  defexception [:position, :token, :data]
+
+  @impl true
+  def message(%{position: position, token: token}) when is_binary(token) do
+    "unexpected sequence at position #{position}: #{inspect(token)}"
+  end
+
+  def message(%{position: position, data: data}) when position == byte_size(data) do
+    "unexpected end of input at position #{position}"
+  end
+
+  def message(%{position: position, data: data}) do
+    byte = :binary.at(data, position)
+    str = <<byte>>
+
+    if String.printable?(str) do
+      "unexpected byte at position #{position}: " <>
+        "#{inspect(byte, base: :hex)} (#{inspect(str)})"
+    else
+      "unexpected byte at position #{position}: " <>
+        "#{inspect(byte, base: :hex)}"
+    end
+  end
+end

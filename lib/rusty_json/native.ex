@@ -1,0 +1,68 @@
+defmodule RustyJson.Native do
+  @moduledoc false
+  # Loads the NIF built by the `:rusty_json_native` Mix compiler from `priv/native/` and declares its functions.
+  # The Elixir bodies below run only when the library failed to load; they raise with the reason.
+
+  @on_load :load_nif
+  @library ~c"native/rustyjson_nif"
+
+  @doc false
+  def load_nif do
+    case :code.priv_dir(:rusty_json) do
+      {:error, reason} ->
+        remember_failure("priv dir of :rusty_json not found (#{inspect(reason)})")
+
+      priv ->
+        priv |> :filename.join(@library) |> load_from() |> handle_load()
+    end
+  end
+
+  @doc false
+  # Returns :ok or {:error, message} for the library at `path` (without extension).
+  @spec load_from(charlist() | String.t()) :: :ok | {:error, String.t()}
+  def load_from(path) do
+    case :erlang.load_nif(to_charlist(path), 0) do
+      :ok ->
+        :ok
+
+      {:error, {:reload, _}} ->
+        :ok
+
+      {:error, {kind, text}} ->
+        {:error,
+         """
+         could not load the RustyJson NIF from #{path}.so (#{kind}): #{text}
+         The library is missing or was built for another Erlang/OTP or architecture. Rebuild it with \
+         `mix compile --force` (this runs cargo), or `make test` on a fresh machine.\
+         """}
+    end
+  end
+
+  defp handle_load(:ok), do: :ok
+  defp handle_load({:error, message}), do: remember_failure(message)
+
+  # The module still loads, so the stubs can raise the reason instead of an opaque "module not available".
+  defp remember_failure(message) do
+    :persistent_term.put({__MODULE__, :load_error}, message)
+    IO.warn(message, [])
+    :ok
+  end
+
+  @doc false
+  @spec load_error() :: String.t() | nil
+  def load_error, do: :persistent_term.get({__MODULE__, :load_error}, nil)
+
+  @doc false
+  @spec loaded?() :: boolean()
+  def loaded?, do: false
+
+  @doc false
+  def encode(_term, _opts), do: not_loaded()
+
+  @doc false
+  def decode(_input, _opts), do: not_loaded()
+
+  defp not_loaded do
+    :erlang.nif_error({:rusty_json_nif_not_loaded, load_error()})
+  end
+end

@@ -1,0 +1,9 @@
+//! RustyJson's core: the JSON writer and parser in plain Rust.
+//!
+//! Nothing here knows about the BEAM, so `cargo test`, benches and `cargo fuzz` link this crate alone.
+//! The NIF crate walks BEAM terms into [`buffer::Buffer`] and builds BEAM terms from [`parser::Builder`] events.
+
+pub mod buffer;
+pub mod escape;
+pub mod number;
+pub mod parser;
