@@ -25,5 +25,13 @@ test: deps
 	cd native && cargo clippy --workspace --all-targets --release -- -D warnings
 	cd native && cargo test --workspace --release
 
+# The full benchmark suite; writes BENCHMARKS.md and bench/charts/ (under 15 minutes on 2 cores).
+bench: deps
+	mix run bench/report.exs
+
+# A quick pass for development: smaller inputs, one timing run, written to /tmp.
+bench-quick: deps
+	mix run bench/report.exs --quick --out /tmp/BENCHMARKS.quick.md
+
 clean:
 	rm -rf _build priv/native native/target

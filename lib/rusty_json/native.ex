@@ -62,6 +62,12 @@ defmodule RustyJson.Native do
   @doc false
   def decode(_input, _opts), do: not_loaded()
 
+  @doc false
+  def allocator_reset_peak, do: not_loaded()
+
+  @doc false
+  def allocator_peak, do: not_loaded()
+
   defp not_loaded do
     :erlang.nif_error({:rusty_json_nif_not_loaded, load_error()})
   end

@@ -1,12 +1,13 @@
 //! The NIF surface of RustyJson: thin wrappers that pick a scheduler and hand off to `encode` and `decode`.
 
+mod alloc;
 mod decode;
 mod encode;
 
 use rustler::{Env, Term};
 
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: alloc::CountingMiMalloc = alloc::CountingMiMalloc;
 
 /// Encodes a plain term to a JSON binary, or returns `{:error, reason}`.
 #[rustler::nif]
@@ -24,6 +25,18 @@ fn decode<'a>(env: Env<'a>, input: Term<'a>, _opts: Term<'a>) -> Term<'a> {
 #[rustler::nif(name = "loaded?")]
 fn loaded() -> bool {
     true
+}
+
+/// Bytes the NIF's allocator holds now; restarts the peak count (for the benchmarks' native memory figure).
+#[rustler::nif]
+fn allocator_reset_peak() -> usize {
+    alloc::reset_peak()
+}
+
+/// The most bytes the NIF's allocator held since the last `allocator_reset_peak/0`.
+#[rustler::nif]
+fn allocator_peak() -> usize {
+    alloc::peak()
 }
 
 rustler::init!("Elixir.RustyJson.Native");
