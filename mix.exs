@@ -107,7 +107,7 @@ defmodule RustyJson.MixProject do
 
   defp package do
     [
-      licenses: ["Apache-2.0"],
+      licenses: ["MIT"],
       links: %{"GitHub" => @source_url},
       files: ~w(lib native/Cargo.toml native/Cargo.lock native/rustyjson_core/Cargo.toml
                 native/rustyjson_core/src native/rustyjson_nif/Cargo.toml native/rustyjson_nif/src
