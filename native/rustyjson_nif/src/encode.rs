@@ -1,111 +1,706 @@
-//! Walks a BEAM term into the core writer, with an explicit stack (no native recursion).
+//! Encoding: walks a BEAM term into the core writer in one pass, with an explicit stack (no native recursion),
+//! writing into a buffer that becomes the result binary without a second copy.
+//!
+//! Scheduling: the walk starts on the calling (normal) scheduler with a work budget. Small terms finish within it
+//! and never pay a scheduler hop. When the budget runs out, the partial output is dropped and the same call is
+//! rescheduled on a dirty CPU scheduler, where it runs to the end without a budget (see BENCHMARKS.md for the
+//! measured threshold).
+//!
+//! What the walk cannot do natively (structs other than `RustyJson.Fragment`, fragment functions, map keys that
+//! are not binaries, atoms or numbers) makes it return `{:error, :elixir}`: Elixir resolves those through the
+//! protocol and calls again.
 
-use rustler::types::map::MapIterator;
-use rustler::{Encoder, Env, ListIterator, NewBinary, Term, TermType};
-use rustyjson_core::buffer::Buffer;
-use rustyjson_core::{escape, number};
+use std::collections::HashSet;
+use std::ffi::c_int;
+use std::mem::MaybeUninit;
+use std::ptr;
+
+use rustler::sys::{
+    enif_alloc_binary, enif_consume_timeslice, enif_get_atom, enif_get_double, enif_get_int64,
+    enif_get_list_cell, enif_get_map_size, enif_get_map_value, enif_get_tuple, enif_get_uint64,
+    enif_inspect_binary, enif_inspect_iolist_as_binary, enif_make_binary, enif_make_new_binary,
+    enif_map_iterator_create, enif_map_iterator_destroy, enif_map_iterator_get_pair,
+    enif_map_iterator_next, enif_map_iterator_prev, enif_realloc_binary, enif_release_binary,
+    enif_schedule_nif, enif_term_to_binary, enif_term_type, ErlNifBinary, ErlNifCharEncoding,
+    ErlNifEnv, ErlNifMapIterator, ErlNifMapIteratorEntry, ErlNifTerm, ErlNifTermType,
+    ERL_NIF_DIRTY_JOB_CPU_BOUND,
+};
+use rustler::{Encoder, Env, Term};
+use rustyjson_core::buffer::{Buffer, Storage};
+use rustyjson_core::escape::{self, Mode};
+use rustyjson_core::number;
+use rustyjson_core::pretty::Pretty;
 
 mod atoms {
-    rustler::atoms! { error, nil, true_ = "true", false_ = "false", unsupported, invalid_byte }
-}
-
-enum Work<'a> {
-    Value(Term<'a>),
-    Byte(u8),
-    List(ListIterator<'a>, bool),
-    Map(Box<MapIterator<'a>>, bool),
-}
-
-pub fn encode<'a>(env: Env<'a>, term: Term<'a>) -> Term<'a> {
-    let mut out = Buffer::with_capacity(64);
-    match walk(term, &mut out) {
-        Ok(()) => {
-            let bytes = out.as_slice();
-            let mut bin = NewBinary::new(env, bytes.len());
-            bin.as_mut_slice().copy_from_slice(bytes);
-            Term::from(bin)
-        }
-        Err(reason) => (atoms::error(), reason).encode(env),
+    rustler::atoms! {
+        error,
+        nil,
+        true_ = "true",
+        false_ = "false",
+        unsupported,
+        invalid_byte,
+        duplicate_key,
+        elixir,
+        json,
+        javascript_safe,
+        html_safe,
+        unicode_safe,
+        object,
+        encode,
+        __struct__,
+        fragment = "Elixir.RustyJson.Fragment",
     }
 }
 
-fn walk<'a>(root: Term<'a>, out: &mut Buffer) -> Result<(), Term<'a>> {
-    let env = root.get_env();
-    let mut stack = vec![Work::Value(root)];
-    while let Some(work) = stack.pop() {
-        match work {
-            Work::Byte(b) => out.push(b),
-            Work::List(mut iter, first) => {
-                if let Some(item) = iter.next() {
-                    if !first {
-                        out.push(b',');
-                    }
-                    stack.push(Work::List(iter, false));
-                    stack.push(Work::Value(item));
-                }
-            }
-            Work::Map(mut iter, first) => {
-                if let Some((key, value)) = iter.next() {
-                    if !first {
-                        out.push(b',');
-                    }
-                    write_string(key, out)?;
-                    out.push(b':');
-                    stack.push(Work::Map(iter, false));
-                    stack.push(Work::Value(value));
-                }
-            }
-            Work::Value(term) => match term.get_type() {
-                TermType::Atom => {
-                    if term == atoms::nil().encode(env) {
-                        out.extend(b"null");
-                    } else if term == atoms::true_().encode(env) {
-                        out.extend(b"true");
-                    } else if term == atoms::false_().encode(env) {
-                        out.extend(b"false");
-                    } else {
-                        let name = term.atom_to_string().map_err(|_| unsupported(term))?;
-                        escape::write_json_string(out, name.as_bytes());
-                    }
-                }
-                TermType::Integer => match term.decode::<i64>() {
-                    Ok(n) => number::write_i64(out, n),
-                    Err(_) => return Err(unsupported(term)),
-                },
-                TermType::Float => number::write_f64(out, term.decode::<f64>().unwrap()),
-                TermType::Binary => write_string(term, out)?,
-                TermType::List => {
-                    out.push(b'[');
-                    stack.push(Work::Byte(b']'));
-                    stack.push(Work::List(term.decode().unwrap(), true));
-                }
-                TermType::Map => {
-                    out.push(b'{');
-                    stack.push(Work::Byte(b'}'));
-                    stack.push(Work::Map(Box::new(MapIterator::new(term).unwrap()), true));
-                }
-                _ => return Err(unsupported(term)),
-            },
-        }
-    }
-    Ok(())
+/// Work units (one per value, plus one per 64 string bytes) the normal scheduler may spend before the call moves
+/// to a dirty scheduler. About 0.3 ms on the benchmark machine; see BENCHMARKS.md.
+const BUDGET: usize = 20_000;
+
+/// Output that fits here is written on the stack and copied once into a heap binary.
+const STACK_BYTES: usize = 2048;
+
+/// Options decoded from the compact term Elixir passes (`{escape, strict, pretty}`).
+struct Options {
+    mode: Mode,
+    strict: bool,
+    pretty: Option<Pretty>,
 }
 
-fn write_string<'a>(term: Term<'a>, out: &mut Buffer) -> Result<(), Term<'a>> {
-    let bytes = match term.get_type() {
-        TermType::Binary => term.decode_as_binary().map_err(|_| unsupported(term))?,
-        _ => return Err(unsupported(term)),
+fn decode_options(opts: Term) -> Option<Options> {
+    let (escape, strict, pretty): (Term, bool, Term) = opts.decode().ok()?;
+    let mode = if escape == atoms::json().encode(opts.get_env()) {
+        Mode::Json
+    } else if escape == atoms::javascript_safe().encode(opts.get_env()) {
+        Mode::JavaScript
+    } else if escape == atoms::html_safe().encode(opts.get_env()) {
+        Mode::Html
+    } else if escape == atoms::unicode_safe().encode(opts.get_env()) {
+        Mode::Unicode
+    } else {
+        return None;
     };
-    let bytes = bytes.as_slice();
-    if let Err(e) = std::str::from_utf8(bytes) {
-        let env = term.get_env();
-        let bad = bytes[e.valid_up_to()];
-        return Err((atoms::invalid_byte(), bad, term).encode(env));
-    }
-    escape::write_json_string(out, bytes);
-    Ok(())
+    let pretty = if pretty == atoms::nil().encode(opts.get_env()) {
+        None
+    } else {
+        let (indent, line, after_colon): (rustler::Binary, rustler::Binary, rustler::Binary) =
+            pretty.decode().ok()?;
+        Some(Pretty {
+            indent: indent.as_slice().to_vec(),
+            line: line.as_slice().to_vec(),
+            after_colon: after_colon.as_slice().to_vec(),
+        })
+    };
+    Some(Options {
+        mode,
+        strict,
+        pretty,
+    })
 }
 
-fn unsupported(term: Term) -> Term {
-    (atoms::unsupported(), term).encode(term.get_env())
+/// The NIF entry on the normal scheduler.
+pub fn encode<'a>(env: Env<'a>, term: Term<'a>, opts: Term<'a>) -> Term<'a> {
+    run(env, term, opts, true)
+}
+
+/// The same call, rescheduled on a dirty CPU scheduler.
+unsafe extern "C" fn encode_dirty(
+    env: *mut ErlNifEnv,
+    argc: c_int,
+    argv: *const ErlNifTerm,
+) -> ErlNifTerm {
+    let marker = ();
+    let env = Env::new(&marker, env);
+    let result = std::panic::catch_unwind(|| {
+        if argc != 2 {
+            return rustler::types::atom::badarg().encode(env);
+        }
+        let term = Term::new(env, *argv);
+        let opts = Term::new(env, *argv.add(1));
+        run(env, term, opts, false)
+    });
+    match result {
+        Ok(term) => term.as_c_arg(),
+        Err(_) => rustler::sys::enif_make_badarg(env.as_c_arg()),
+    }
+}
+
+fn run<'a>(env: Env<'a>, term: Term<'a>, opts: Term<'a>, normal: bool) -> Term<'a> {
+    let Some(options) = decode_options(opts) else {
+        return (atoms::error(), (rustler::types::atom::badarg(), opts)).encode(env);
+    };
+    let mut stack_buf = [MaybeUninit::<u8>::uninit(); STACK_BYTES];
+    let storage = BinStorage::new();
+    // SAFETY: the stack array outlives the buffer (both live in this frame) and BinStorage copies out of it.
+    let mut out =
+        unsafe { Buffer::from_raw(stack_buf.as_mut_ptr() as *mut u8, STACK_BYTES, storage) };
+    let mut walker = Walker::new(env, &options, if normal { BUDGET } else { usize::MAX });
+    let result = walker.walk(term.as_c_arg(), &mut out);
+    if normal {
+        let used = BUDGET.saturating_sub(walker.budget);
+        let percent = (used * 100 / BUDGET).clamp(1, 100) as c_int;
+        unsafe { enif_consume_timeslice(env.as_c_arg(), percent) };
+    }
+    match result {
+        Ok(()) => finish(env, out),
+        Err(Fail::Budget) => {
+            drop(out);
+            let argv = [term.as_c_arg(), opts.as_c_arg()];
+            unsafe {
+                Term::new(
+                    env,
+                    enif_schedule_nif(
+                        env.as_c_arg(),
+                        c"encode_dirty".as_ptr(),
+                        ERL_NIF_DIRTY_JOB_CPU_BOUND as c_int,
+                        encode_dirty,
+                        2,
+                        argv.as_ptr(),
+                    ),
+                )
+            }
+        }
+        Err(fail) => fail.into_term(env),
+    }
+}
+
+fn finish<'a>(env: Env<'a>, out: Buffer<BinStorage>) -> Term<'a> {
+    let (mut storage, ptr, len) = out.into_parts();
+    unsafe {
+        if storage.allocated {
+            if storage.bin.size != len {
+                enif_realloc_binary(&mut storage.bin, len);
+            }
+            storage.allocated = false;
+            Term::new(env, enif_make_binary(env.as_c_arg(), &mut storage.bin))
+        } else {
+            let mut result = ErlNifTerm::default();
+            let data = enif_make_new_binary(env.as_c_arg(), len, &mut result);
+            ptr::copy_nonoverlapping(ptr, data, len);
+            Term::new(env, result)
+        }
+    }
+}
+
+/// Output storage: an Erlang binary, allocated at the first growth past the stack array and handed to the VM as
+/// the result.
+struct BinStorage {
+    bin: ErlNifBinary,
+    allocated: bool,
+}
+
+impl BinStorage {
+    fn new() -> Self {
+        BinStorage {
+            // SAFETY: ErlNifBinary is plain data (sizes and pointers); it is filled by enif_alloc_binary.
+            bin: unsafe { MaybeUninit::zeroed().assume_init() },
+            allocated: false,
+        }
+    }
+}
+
+unsafe impl Storage for BinStorage {
+    fn grow(&mut self, ptr: *mut u8, len: usize, needed: usize) -> (*mut u8, usize) {
+        let target = needed.max(len.saturating_mul(2)).max(4 * STACK_BYTES);
+        unsafe {
+            if self.allocated {
+                if enif_realloc_binary(&mut self.bin, target) == 0 {
+                    panic!("out of memory growing the JSON output to {target} bytes");
+                }
+            } else {
+                if enif_alloc_binary(target, &mut self.bin) == 0 {
+                    panic!("out of memory allocating the JSON output ({target} bytes)");
+                }
+                self.allocated = true;
+                ptr::copy_nonoverlapping(ptr, self.bin.data, len);
+            }
+        }
+        (self.bin.data, self.bin.size)
+    }
+}
+
+impl Drop for BinStorage {
+    fn drop(&mut self) {
+        if self.allocated {
+            unsafe { enif_release_binary(&mut self.bin) };
+        }
+    }
+}
+
+enum Fail {
+    InvalidByte(u8, ErlNifTerm),
+    Unsupported(ErlNifTerm),
+    DuplicateKey(ErlNifTerm),
+    /// The term needs Elixir (a struct, a fragment function, an unusual key): resolve there and call again.
+    Elixir,
+    Budget,
+}
+
+impl Fail {
+    fn into_term(self, env: Env) -> Term {
+        let t = |raw| unsafe { Term::new(env, raw) };
+        let reason = match self {
+            Fail::InvalidByte(b, original) => (atoms::invalid_byte(), b, t(original)).encode(env),
+            Fail::Unsupported(value) => (atoms::unsupported(), t(value)).encode(env),
+            Fail::DuplicateKey(key) => (atoms::duplicate_key(), t(key)).encode(env),
+            Fail::Elixir | Fail::Budget => atoms::elixir().encode(env),
+        };
+        (atoms::error(), reason).encode(env)
+    }
+}
+
+enum Frame {
+    List {
+        tail: ErlNifTerm,
+        first: bool,
+    },
+    Map {
+        iter: Box<ErlNifMapIterator>,
+        first: bool,
+        backwards: bool,
+        seen: Option<HashSet<Vec<u8>>>,
+    },
+    /// An ordered object: a list of `{key, value}` (internal fragments, `RustyJson.Encode.keyword/2`).
+    Pairs {
+        tail: ErlNifTerm,
+        first: bool,
+        seen: Option<HashSet<Vec<u8>>>,
+    },
+}
+
+struct Walker<'o> {
+    env: *mut ErlNifEnv,
+    mode: Mode,
+    strict: bool,
+    pretty: Option<&'o Pretty>,
+    budget: usize,
+    nil: ErlNifTerm,
+    true_: ErlNifTerm,
+    false_: ErlNifTerm,
+    struct_key: ErlNifTerm,
+    fragment: ErlNifTerm,
+    encode_key: ErlNifTerm,
+    object: ErlNifTerm,
+    stack: Vec<Frame>,
+}
+
+impl Drop for Walker<'_> {
+    fn drop(&mut self) {
+        for frame in self.stack.drain(..) {
+            if let Frame::Map { mut iter, .. } = frame {
+                unsafe { enif_map_iterator_destroy(self.env, &mut *iter) };
+            }
+        }
+    }
+}
+
+type Out = Buffer<BinStorage>;
+
+impl<'o> Walker<'o> {
+    fn new(env: Env, options: &'o Options, budget: usize) -> Self {
+        let a = |atom: rustler::Atom| atom.encode(env).as_c_arg();
+        Walker {
+            env: env.as_c_arg(),
+            mode: options.mode,
+            strict: options.strict,
+            pretty: options.pretty.as_ref(),
+            budget,
+            nil: a(atoms::nil()),
+            true_: a(atoms::true_()),
+            false_: a(atoms::false_()),
+            struct_key: a(atoms::__struct__()),
+            fragment: a(atoms::fragment()),
+            encode_key: a(atoms::encode()),
+            object: a(atoms::object()),
+            stack: Vec::new(),
+        }
+    }
+
+    #[inline(always)]
+    fn spend(&mut self, units: usize) -> Result<(), Fail> {
+        if self.budget < units {
+            return Err(Fail::Budget);
+        }
+        self.budget -= units;
+        Ok(())
+    }
+
+    fn seen_set(&self) -> Option<HashSet<Vec<u8>>> {
+        if self.strict {
+            Some(HashSet::new())
+        } else {
+            None
+        }
+    }
+
+    #[inline]
+    fn separator(&self, out: &mut Out, first: bool) {
+        if !first {
+            out.push(b',');
+        }
+        if let Some(p) = self.pretty {
+            p.newline(out, self.stack.len());
+        }
+    }
+
+    #[inline]
+    fn colon(&self, out: &mut Out) {
+        out.push(b':');
+        if let Some(p) = self.pretty {
+            out.extend(&p.after_colon);
+        }
+    }
+
+    fn close(&self, out: &mut Out, byte: u8) {
+        if let Some(p) = self.pretty {
+            p.newline(out, self.stack.len());
+        }
+        out.push(byte);
+    }
+
+    fn walk(&mut self, root: ErlNifTerm, out: &mut Out) -> Result<(), Fail> {
+        let mut value = root;
+        loop {
+            self.write_value(value, out)?;
+            // Find the next value to write, closing finished containers.
+            loop {
+                let Some(top) = self.stack.last_mut() else {
+                    return Ok(());
+                };
+                match top {
+                    Frame::List { tail, first } => {
+                        let (mut head, mut rest) = (ErlNifTerm::default(), ErlNifTerm::default());
+                        if unsafe { enif_get_list_cell(self.env, *tail, &mut head, &mut rest) } != 0
+                        {
+                            *tail = rest;
+                            let was_first = std::mem::replace(first, false);
+                            self.separator(out, was_first);
+                            value = head;
+                            break;
+                        }
+                        self.stack.pop();
+                        self.close(out, b']');
+                    }
+                    Frame::Map {
+                        iter,
+                        first,
+                        backwards,
+                        ..
+                    } => {
+                        let (mut key, mut val) = (ErlNifTerm::default(), ErlNifTerm::default());
+                        let iter_ptr: *mut ErlNifMapIterator = &mut **iter;
+                        let was_first = std::mem::replace(first, false);
+                        let advanced = was_first
+                            || unsafe {
+                                if *backwards {
+                                    enif_map_iterator_prev(self.env, iter_ptr)
+                                } else {
+                                    enif_map_iterator_next(self.env, iter_ptr)
+                                }
+                            } != 0;
+                        if advanced
+                            && unsafe {
+                                enif_map_iterator_get_pair(self.env, iter_ptr, &mut key, &mut val)
+                            } != 0
+                        {
+                            self.separator(out, was_first);
+                            self.write_key(key, out)?;
+                            self.colon(out);
+                            value = val;
+                            break;
+                        }
+                        if let Some(Frame::Map { mut iter, .. }) = self.stack.pop() {
+                            unsafe { enif_map_iterator_destroy(self.env, &mut *iter) };
+                        }
+                        self.close(out, b'}');
+                    }
+                    Frame::Pairs { tail, first, .. } => {
+                        let (mut head, mut rest) = (ErlNifTerm::default(), ErlNifTerm::default());
+                        if unsafe { enif_get_list_cell(self.env, *tail, &mut head, &mut rest) } != 0
+                        {
+                            *tail = rest;
+                            let was_first = std::mem::replace(first, false);
+                            self.separator(out, was_first);
+                            value = self.write_pair_key(head, out)?;
+                            break;
+                        }
+                        self.stack.pop();
+                        self.close(out, b'}');
+                    }
+                }
+            }
+        }
+    }
+
+    /// Writes a scalar, or opens a container and pushes its frame (its elements come from `walk`'s loop, so
+    /// nothing here recurses).
+    fn write_value(&mut self, term: ErlNifTerm, out: &mut Out) -> Result<(), Fail> {
+        self.spend(1)?;
+        let env = self.env;
+        match unsafe { enif_term_type(env, term) } {
+            ErlNifTermType::ERL_NIF_TERM_TYPE_BITSTRING => {
+                let bytes = self.binary(term).ok_or(Fail::Unsupported(term))?;
+                self.spend(bytes.len() >> 6)?;
+                self.write_string(bytes, term, out)
+            }
+            ErlNifTermType::ERL_NIF_TERM_TYPE_INTEGER => self.write_integer(term, out),
+            ErlNifTermType::ERL_NIF_TERM_TYPE_FLOAT => {
+                let mut f = 0.0;
+                unsafe { enif_get_double(env, term, &mut f) };
+                number::write_f64(out, f);
+                Ok(())
+            }
+            ErlNifTermType::ERL_NIF_TERM_TYPE_ATOM => {
+                if term == self.nil {
+                    out.extend(b"null");
+                } else if term == self.true_ {
+                    out.extend(b"true");
+                } else if term == self.false_ {
+                    out.extend(b"false");
+                } else {
+                    self.write_atom(term, out)?;
+                }
+                Ok(())
+            }
+            ErlNifTermType::ERL_NIF_TERM_TYPE_LIST => self.open_list(term, out),
+            ErlNifTermType::ERL_NIF_TERM_TYPE_MAP => self.open_map(term, out),
+            _ => Err(Fail::Unsupported(term)),
+        }
+    }
+
+    fn open_list(&mut self, term: ErlNifTerm, out: &mut Out) -> Result<(), Fail> {
+        if unsafe { rustler::sys::enif_is_empty_list(self.env, term) } != 0 {
+            out.extend(b"[]");
+            return Ok(());
+        }
+        out.push(b'[');
+        self.stack.push(Frame::List {
+            tail: term,
+            first: true,
+        });
+        Ok(())
+    }
+
+    fn open_map(&mut self, term: ErlNifTerm, out: &mut Out) -> Result<(), Fail> {
+        let env = self.env;
+        let mut module = ErlNifTerm::default();
+        if unsafe { enif_get_map_value(env, term, self.struct_key, &mut module) } != 0
+            && matches!(
+                unsafe { enif_term_type(env, module) },
+                ErlNifTermType::ERL_NIF_TERM_TYPE_ATOM
+            )
+        {
+            if module == self.fragment {
+                return self.write_fragment(term, out);
+            }
+            return Err(Fail::Elixir);
+        }
+        let mut size = 0;
+        unsafe { enif_get_map_size(env, term, &mut size) };
+        if size == 0 {
+            out.extend(b"{}");
+            return Ok(());
+        }
+        // `Map.to_list/1` order: a map of up to 32 keys is a flatmap, whose iterator runs in key order from the
+        // head; a larger (hash) map lists its pairs in the reverse of the NIF iterator's head-to-tail order.
+        let backwards = size > 32;
+        let entry = if backwards {
+            ErlNifMapIteratorEntry::ERL_NIF_MAP_ITERATOR_TAIL
+        } else {
+            ErlNifMapIteratorEntry::ERL_NIF_MAP_ITERATOR_HEAD
+        };
+        let mut iter: Box<ErlNifMapIterator> =
+            Box::new(unsafe { MaybeUninit::zeroed().assume_init() });
+        if unsafe { enif_map_iterator_create(env, term, &mut *iter, entry) } == 0 {
+            return Err(Fail::Unsupported(term));
+        }
+        out.push(b'{');
+        let seen = self.seen_set();
+        self.stack.push(Frame::Map {
+            iter,
+            first: true,
+            backwards,
+            seen,
+        });
+        Ok(())
+    }
+
+    fn write_fragment(&mut self, term: ErlNifTerm, out: &mut Out) -> Result<(), Fail> {
+        let env = self.env;
+        let mut encode = ErlNifTerm::default();
+        if unsafe { enif_get_map_value(env, term, self.encode_key, &mut encode) } == 0 {
+            return Err(Fail::Unsupported(term));
+        }
+        match unsafe { enif_term_type(env, encode) } {
+            ErlNifTermType::ERL_NIF_TERM_TYPE_TUPLE => {
+                // {:object, [{key, value}]}: an ordered object.
+                let mut arity = 0;
+                let mut elems: *const ErlNifTerm = ptr::null();
+                if unsafe { enif_get_tuple(env, encode, &mut arity, &mut elems) } == 0
+                    || arity != 2
+                    || unsafe { *elems } != self.object
+                {
+                    return Err(Fail::Unsupported(term));
+                }
+                let pairs = unsafe { *elems.add(1) };
+                if unsafe { rustler::sys::enif_is_empty_list(env, pairs) } != 0 {
+                    out.extend(b"{}");
+                    return Ok(());
+                }
+                out.push(b'{');
+                let seen = self.seen_set();
+                self.stack.push(Frame::Pairs {
+                    tail: pairs,
+                    first: true,
+                    seen,
+                });
+                Ok(())
+            }
+            ErlNifTermType::ERL_NIF_TERM_TYPE_BITSTRING
+            | ErlNifTermType::ERL_NIF_TERM_TYPE_LIST => {
+                let mut bin: ErlNifBinary = unsafe { MaybeUninit::zeroed().assume_init() };
+                if unsafe { enif_inspect_iolist_as_binary(env, encode, &mut bin) } == 0 {
+                    return Err(Fail::Unsupported(term));
+                }
+                let bytes = unsafe { std::slice::from_raw_parts(bin.data, bin.size) };
+                self.spend(bytes.len() >> 6)?;
+                match self.pretty {
+                    Some(p) => p.reformat(out, bytes, self.stack.len()),
+                    None => out.extend(bytes),
+                }
+                Ok(())
+            }
+            _ => Err(Fail::Elixir),
+        }
+    }
+
+    /// Writes the key of a `{key, value}` pair and returns the value.
+    fn write_pair_key(&mut self, pair: ErlNifTerm, out: &mut Out) -> Result<ErlNifTerm, Fail> {
+        let mut arity = 0;
+        let mut elems: *const ErlNifTerm = ptr::null();
+        if unsafe { enif_get_tuple(self.env, pair, &mut arity, &mut elems) } == 0 || arity != 2 {
+            return Err(Fail::Unsupported(pair));
+        }
+        let (key, value) = unsafe { (*elems, *elems.add(1)) };
+        self.write_key(key, out)?;
+        self.colon(out);
+        Ok(value)
+    }
+
+    fn write_key(&mut self, key: ErlNifTerm, out: &mut Out) -> Result<(), Fail> {
+        let start = out.len();
+        match unsafe { enif_term_type(self.env, key) } {
+            ErlNifTermType::ERL_NIF_TERM_TYPE_BITSTRING => {
+                let bytes = self.binary(key).ok_or(Fail::Elixir)?;
+                self.write_string(bytes, key, out)?;
+            }
+            ErlNifTermType::ERL_NIF_TERM_TYPE_ATOM => self.write_atom(key, out)?,
+            ErlNifTermType::ERL_NIF_TERM_TYPE_INTEGER => {
+                out.push(b'"');
+                self.write_integer(key, out)?;
+                out.push(b'"');
+            }
+            ErlNifTermType::ERL_NIF_TERM_TYPE_FLOAT => {
+                let mut f = 0.0;
+                unsafe { enif_get_double(self.env, key, &mut f) };
+                out.push(b'"');
+                number::write_f64(out, f);
+                out.push(b'"');
+            }
+            _ => return Err(Fail::Elixir),
+        }
+        if self.strict {
+            let written = out.as_slice()[start..].to_vec();
+            let seen = match self.stack.last_mut() {
+                Some(Frame::Map { seen, .. }) | Some(Frame::Pairs { seen, .. }) => seen,
+                _ => return Ok(()),
+            };
+            if let Some(seen) = seen {
+                if !seen.insert(written) {
+                    return Err(Fail::DuplicateKey(key));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn binary(&self, term: ErlNifTerm) -> Option<&'static [u8]> {
+        let mut bin: ErlNifBinary = unsafe { MaybeUninit::zeroed().assume_init() };
+        if unsafe { enif_inspect_binary(self.env, term, &mut bin) } == 0 {
+            return None;
+        }
+        if bin.size == 0 {
+            return Some(&[]);
+        }
+        // SAFETY: the binary lives as long as the term, i.e. for the whole NIF call.
+        Some(unsafe { std::slice::from_raw_parts(bin.data, bin.size) })
+    }
+
+    #[inline]
+    fn write_string(&self, bytes: &[u8], term: ErlNifTerm, out: &mut Out) -> Result<(), Fail> {
+        escape::write_string(out, bytes, self.mode).map_err(|i| Fail::InvalidByte(bytes[i], term))
+    }
+
+    fn write_integer(&self, term: ErlNifTerm, out: &mut Out) -> Result<(), Fail> {
+        let mut i = 0i64;
+        if unsafe { enif_get_int64(self.env, term, &mut i) } != 0 {
+            number::write_i64(out, i);
+            return Ok(());
+        }
+        let mut u = 0u64;
+        if unsafe { enif_get_uint64(self.env, term, &mut u) } != 0 {
+            number::write_u64(out, u);
+            return Ok(());
+        }
+        let env = unsafe { Env::new(&(), self.env) };
+        let big: rustler::BigInt = unsafe { Term::new(env, term) }
+            .decode()
+            .map_err(|_| Fail::Unsupported(term))?;
+        out.extend(big.to_string().as_bytes());
+        Ok(())
+    }
+
+    fn write_atom(&self, term: ErlNifTerm, out: &mut Out) -> Result<(), Fail> {
+        let mut buf = [0u8; 256];
+        let n = unsafe {
+            enif_get_atom(
+                self.env,
+                term,
+                buf.as_mut_ptr() as *mut _,
+                buf.len() as _,
+                ErlNifCharEncoding::ERL_NIF_LATIN1,
+            )
+        };
+        if n > 0 {
+            let latin1 = &buf[..(n - 1) as usize];
+            if latin1.is_ascii() {
+                return self.write_string(latin1, term, out);
+            }
+            let utf8: Vec<u8> = latin1
+                .iter()
+                .flat_map(|&b| {
+                    let mut tmp = [0u8; 4];
+                    (b as char).encode_utf8(&mut tmp).as_bytes().to_vec()
+                })
+                .collect();
+            return self.write_string(&utf8, term, out);
+        }
+        // An atom with characters above U+00FF: read its UTF-8 text from the external format.
+        let mut bin: ErlNifBinary = unsafe { MaybeUninit::zeroed().assume_init() };
+        if unsafe { enif_term_to_binary(self.env, term, &mut bin) } == 0 {
+            return Err(Fail::Unsupported(term));
+        }
+        let etf = unsafe { std::slice::from_raw_parts(bin.data, bin.size) };
+        let text = match etf {
+            [131, 118, hi, lo, rest @ ..] => Some(&rest[..((*hi as usize) << 8 | *lo as usize)]),
+            [131, 119, len, rest @ ..] => Some(&rest[..*len as usize]),
+            _ => None,
+        };
+        let result = match text {
+            Some(text) => self.write_string(text, term, out),
+            None => Err(Fail::Unsupported(term)),
+        };
+        unsafe { enif_release_binary(&mut bin) };
+        result
+    }
 }
