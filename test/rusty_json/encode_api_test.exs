@@ -190,6 +190,34 @@ defmodule RustyJson.EncodeApiTest do
       assert byte_size(json) == 6 * depth + 2
     end
 
+    test "a walk continued on the dirty scheduler writes exactly what small walks write" do
+      # Hash maps (> 32 keys), ordered objects and lists, nested, so the budget runs out somewhere inside.
+      item = fn i ->
+        Map.new(1..40, fn k -> {"k#{k}", [i, k, %{"s" => "v#{i}-#{k}", "l" => [[k], []]}]} end)
+        |> Map.put("o", %Fragment{encode: {:object, [{"z", i}, {:a, [i, %{}]}]}})
+      end
+
+      big = %{"items" => Enum.map(1..800, item), "n" => 1}
+      compact = RustyJson.encode!(big)
+
+      reference =
+        "{" <>
+          Enum.map_join(Map.to_list(big), ",", fn
+            {"items", items} ->
+              ~s("items":[) <> Enum.map_join(items, ",", &RustyJson.encode!/1) <> "]"
+
+            {k, v} ->
+              RustyJson.encode!(k) <> ":" <> RustyJson.encode!(v)
+          end) <> "}"
+
+      assert compact == reference
+
+      assert RustyJson.encode!(big, pretty: true) ==
+               RustyJson.encode!(Fragment.new(compact), pretty: true)
+
+      assert RustyJson.encode!(big, escape: :unicode_safe, maps: :strict) == compact
+    end
+
     test "large terms (past the normal scheduler's budget) give the same output and errors" do
       big = Enum.map(1..100_000, &%{"i" => &1, "s" => "x#{&1}", "f" => &1 / 3})
       json = RustyJson.encode!(big)

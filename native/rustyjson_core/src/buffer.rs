@@ -123,6 +123,24 @@ impl<S: Storage> Buffer<S> {
         self.len += bytes.len();
     }
 
+    /// Where the next byte goes; the caller may write up to the reserved room there, then call `advance`.
+    ///
+    /// # Safety
+    /// Writes through the pointer must stay within the room reserved with `reserve`.
+    #[inline(always)]
+    pub unsafe fn tail_ptr(&mut self) -> *mut u8 {
+        self.ptr.add(self.len)
+    }
+
+    /// Counts `n` bytes written at `tail_ptr` as part of the output.
+    ///
+    /// # Safety
+    /// The `n` bytes were reserved and written.
+    #[inline(always)]
+    pub unsafe fn advance(&mut self, n: usize) {
+        self.len += n;
+    }
+
     #[inline]
     pub fn len(&self) -> usize {
         self.len

@@ -1,5 +1,7 @@
 //! Number formatting (itoa, ryu) and the OTP float layout.
 
+use std::ptr;
+
 use crate::buffer::{Buffer, Storage};
 
 /// Writes a 64-bit integer in decimal.
@@ -22,9 +24,43 @@ const TWO_POW_53: f64 = 9007199254740992.0;
 /// Writes a finite float the way `:erlang.float_to_binary(f, [:short])` lays it out (OTP 25): ryu's shortest
 /// digits, in scientific form when |f| >= 2^53, otherwise in plain decimal or scientific form, whichever is
 /// shorter (decimal on a tie).
+///
+/// ryu writes straight into the output; its text already is OTP's when it has a fraction (`-65.613617`: the
+/// scientific form is always longer) and needs only `.0` when it is scientific with one digit (`1e-7`). The
+/// other cases (`1000.0`, `0.00012`) are laid out again by `write_f64_layout`.
+#[inline]
 pub fn write_f64<S: Storage>(out: &mut Buffer<S>, f: f64) {
-    let mut ryu_buf = ryu::Buffer::new();
-    let text = ryu_buf.format_finite(f).as_bytes();
+    out.reserve(32);
+    // SAFETY: ryu writes at most 24 bytes; 32 are reserved. Fix-ups below stay within the 32.
+    unsafe {
+        let start = out.tail_ptr();
+        let n = ryu::raw::format64(f, start);
+        let text = std::slice::from_raw_parts(start, n);
+        let digits_from = (text[0] == b'-') as usize;
+        if let Some(e) = text.iter().position(|&b| b == b'e') {
+            if !text[..e].contains(&b'.') {
+                // 1e-7 -> 1.0e-7
+                ptr::copy(start.add(e), start.add(e + 2), n - e);
+                ptr::copy_nonoverlapping(b".0".as_ptr(), start.add(e), 2);
+                out.advance(n + 2);
+            } else {
+                out.advance(n);
+            }
+            return;
+        }
+        let plain_fraction = text[digits_from] != b'0' && !text.ends_with(b".0");
+        if plain_fraction {
+            out.advance(n);
+            return;
+        }
+        let mut copy = [0u8; 32];
+        copy[..n].copy_from_slice(text);
+        write_f64_layout(out, f, &copy[..n]);
+    }
+}
+
+/// Lays out ryu's text `text` for `f` by OTP's rule (the general case of `write_f64`).
+fn write_f64_layout<S: Storage>(out: &mut Buffer<S>, f: f64, text: &[u8]) {
     // Split ryu's text into sign, significant digits and exponent (value = d.ddd * 10^exp).
     let (negative, text) = match text.first() {
         Some(b'-') => (true, &text[1..]),

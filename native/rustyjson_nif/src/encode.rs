@@ -14,6 +14,7 @@ use std::collections::HashSet;
 use std::ffi::c_int;
 use std::mem::MaybeUninit;
 use std::ptr;
+use std::sync::Mutex;
 
 use rustler::sys::{
     enif_alloc_binary, enif_consume_timeslice, enif_get_atom, enif_get_double, enif_get_int64,
@@ -25,7 +26,7 @@ use rustler::sys::{
     ErlNifEnv, ErlNifMapIterator, ErlNifMapIteratorEntry, ErlNifTerm, ErlNifTermType,
     ERL_NIF_DIRTY_JOB_CPU_BOUND,
 };
-use rustler::{Encoder, Env, Term};
+use rustler::{Encoder, Env, ResourceArc, Term};
 use rustyjson_core::buffer::{Buffer, Storage};
 use rustyjson_core::escape::{self, Mode};
 use rustyjson_core::number;
@@ -58,6 +59,43 @@ const BUDGET: usize = 20_000;
 
 /// Output that fits here is written on the stack and copied once into a heap binary.
 const STACK_BYTES: usize = 2048;
+
+/// The two hottest type checks read the term's tag bits instead of calling into the VM: small integers and
+/// list cells. Their 64-bit layout (small: low 4 bits 0b1111, value above; cons: low 2 bits 0b01, pointer to
+/// [head, tail]) has not changed since the 64-bit emulator exists; on other word sizes these say "no" and the
+/// enif calls do the work.
+mod tag {
+    use rustler::sys::ErlNifTerm;
+
+    const WIDE: bool = cfg!(target_pointer_width = "64");
+
+    #[inline(always)]
+    fn bits(t: ErlNifTerm) -> usize {
+        // SAFETY: ErlNifTerm is a transparent wrapper of a machine word.
+        unsafe { std::mem::transmute::<ErlNifTerm, usize>(t) }
+    }
+
+    #[inline(always)]
+    pub fn small(t: ErlNifTerm) -> Option<i64> {
+        if WIDE && bits(t) & 0xF == 0xF {
+            Some((bits(t) as isize >> 4) as i64)
+        } else {
+            None
+        }
+    }
+
+    /// Head and tail of a list cell, or None when `t` is not one.
+    #[inline(always)]
+    pub fn cons(t: ErlNifTerm) -> Option<(ErlNifTerm, ErlNifTerm)> {
+        if WIDE && bits(t) & 0x3 == 0x1 {
+            let cell = (bits(t) - 1) as *const ErlNifTerm;
+            // SAFETY: a list cell points to two words on a heap that does not move during the NIF call.
+            Some(unsafe { (*cell, *cell.add(1)) })
+        } else {
+            None
+        }
+    }
+}
 
 /// Options decoded from the compact term Elixir passes (`{escape, strict, pretty}`).
 struct Options {
@@ -99,10 +137,11 @@ fn decode_options(opts: Term) -> Option<Options> {
 
 /// The NIF entry on the normal scheduler.
 pub fn encode<'a>(env: Env<'a>, term: Term<'a>, opts: Term<'a>) -> Term<'a> {
-    run(env, term, opts, true)
+    run(env, term, opts, true, None)
 }
 
-/// The same call, rescheduled on a dirty CPU scheduler.
+/// The same call, continued on a dirty CPU scheduler: `argv` is `[term, opts]` (start over) or
+/// `[term, opts, partial, path]` (continue from a checkpoint: the output so far, and each frame's count).
 unsafe extern "C" fn encode_dirty(
     env: *mut ErlNifEnv,
     argc: c_int,
@@ -111,12 +150,12 @@ unsafe extern "C" fn encode_dirty(
     let marker = ();
     let env = Env::new(&marker, env);
     let result = std::panic::catch_unwind(|| {
-        if argc != 2 {
-            return rustler::types::atom::badarg().encode(env);
+        let arg = |i: usize| Term::new(env, *argv.add(i));
+        match argc {
+            2 => run(env, arg(0), arg(1), false, None),
+            4 => run(env, arg(0), arg(1), false, Some((arg(2), arg(3)))),
+            _ => rustler::types::atom::badarg().encode(env),
         }
-        let term = Term::new(env, *argv);
-        let opts = Term::new(env, *argv.add(1));
-        run(env, term, opts, false)
     });
     match result {
         Ok(term) => term.as_c_arg(),
@@ -124,7 +163,13 @@ unsafe extern "C" fn encode_dirty(
     }
 }
 
-fn run<'a>(env: Env<'a>, term: Term<'a>, opts: Term<'a>, normal: bool) -> Term<'a> {
+fn run<'a>(
+    env: Env<'a>,
+    term: Term<'a>,
+    opts: Term<'a>,
+    normal: bool,
+    resume: Option<(Term<'a>, Term<'a>)>,
+) -> Term<'a> {
     let Some(options) = decode_options(opts) else {
         return (atoms::error(), (rustler::types::atom::badarg(), opts)).encode(env);
     };
@@ -134,7 +179,30 @@ fn run<'a>(env: Env<'a>, term: Term<'a>, opts: Term<'a>, normal: bool) -> Term<'
     let mut out =
         unsafe { Buffer::from_raw(stack_buf.as_mut_ptr() as *mut u8, STACK_BYTES, storage) };
     let mut walker = Walker::new(env, &options, if normal { BUDGET } else { usize::MAX });
-    let result = walker.walk(term.as_c_arg(), &mut out);
+    let root = term.as_c_arg();
+    let mut resumed = false;
+    if let Some((partial, path)) = resume {
+        let path: Vec<usize> = path.decode().unwrap_or_default();
+        let taken = partial
+            .decode::<ResourceArc<Partial>>()
+            .ok()
+            .and_then(|p| p.0.lock().ok()?.take());
+        if let Some((storage, len)) = taken {
+            if walker.resume_from(root, &path) {
+                // SAFETY: the storage holds `len` written bytes in an allocated binary of `bin.size` bytes.
+                out = unsafe {
+                    let (data, cap) = (storage.bin.data, storage.bin.size);
+                    let mut b = Buffer::from_raw(data, cap, storage);
+                    b.advance(len);
+                    b
+                };
+                resumed = true;
+            } else {
+                walker.clear_stack();
+            }
+        }
+    }
+    let result = walker.walk(root, &mut out, resumed);
     if normal {
         let used = BUDGET.saturating_sub(walker.budget);
         let percent = (used * 100 / BUDGET).clamp(1, 100) as c_int;
@@ -143,8 +211,24 @@ fn run<'a>(env: Env<'a>, term: Term<'a>, opts: Term<'a>, normal: bool) -> Term<'
     match result {
         Ok(()) => finish(env, out),
         Err(Fail::Budget) => {
-            drop(out);
-            let argv = [term.as_c_arg(), opts.as_c_arg()];
+            // Continue on a dirty scheduler from the last mark (strict mode starts over: its key sets are not
+            // carried).
+            let checkpoint = walker.checkpoint();
+            let mark_len = walker.mark.len;
+            drop(walker);
+            let args: Vec<ErlNifTerm> = if options.strict || checkpoint.path.is_empty() {
+                drop(out);
+                vec![term.as_c_arg(), opts.as_c_arg()]
+            } else {
+                out.truncate(mark_len);
+                let partial = ResourceArc::new(Partial(Mutex::new(Some(detach(out)))));
+                vec![
+                    term.as_c_arg(),
+                    opts.as_c_arg(),
+                    partial.encode(env).as_c_arg(),
+                    checkpoint.path.encode(env).as_c_arg(),
+                ]
+            };
             unsafe {
                 Term::new(
                     env,
@@ -153,8 +237,8 @@ fn run<'a>(env: Env<'a>, term: Term<'a>, opts: Term<'a>, normal: bool) -> Term<'
                         c"encode_dirty".as_ptr(),
                         ERL_NIF_DIRTY_JOB_CPU_BOUND as c_int,
                         encode_dirty,
-                        2,
-                        argv.as_ptr(),
+                        args.len() as c_int,
+                        args.as_ptr(),
                     ),
                 )
             }
@@ -179,6 +263,22 @@ fn finish<'a>(env: Env<'a>, out: Buffer<BinStorage>) -> Term<'a> {
             Term::new(env, result)
         }
     }
+}
+
+/// The output written before a checkpoint, carried to the dirty scheduler in a resource (a binary term would
+/// count against the process's binary heap and can trigger a garbage collection of the caller on the way).
+struct Partial(Mutex<Option<(BinStorage, usize)>>);
+
+#[rustler::resource_impl]
+impl rustler::Resource for Partial {}
+
+/// The written bytes of `out` in an allocated binary (copied off the stack array if they are still there).
+fn detach(out: Out) -> (BinStorage, usize) {
+    let (mut storage, ptr, len) = out.into_parts();
+    if !storage.allocated {
+        storage.grow(ptr, len, len.max(1));
+    }
+    (storage, len)
 }
 
 /// Output storage: an Erlang binary, allocated at the first growth past the stack array and handed to the VM as
@@ -218,6 +318,10 @@ unsafe impl Storage for BinStorage {
     }
 }
 
+// SAFETY: the binary is owned by this value alone; erl_nif binaries may be reallocated and released on any thread.
+unsafe impl Send for BinStorage {}
+unsafe impl Sync for BinStorage {}
+
 impl Drop for BinStorage {
     fn drop(&mut self) {
         if self.allocated {
@@ -249,22 +353,47 @@ impl Fail {
 }
 
 enum Frame {
-    List {
-        tail: ErlNifTerm,
-        first: bool,
-    },
+    /// `count` elements started; `tail` the rest of the list.
+    List { tail: ErlNifTerm, count: usize },
+    /// `count` pairs started; the iterator is on the last one started (or on the first when `count` is 0).
     Map {
-        iter: Box<ErlNifMapIterator>,
-        first: bool,
+        // Inline: an iterator holds pointers into the map (or to its own heap-allocated work stack), never into
+        // itself, so it may move with the stack vector (rustler's MapIterator moves it too).
+        iter: ErlNifMapIterator,
+        count: usize,
         backwards: bool,
         seen: Option<HashSet<Vec<u8>>>,
     },
     /// An ordered object: a list of `{key, value}` (internal fragments, `RustyJson.Encode.keyword/2`).
     Pairs {
         tail: ErlNifTerm,
-        first: bool,
+        count: usize,
         seen: Option<HashSet<Vec<u8>>>,
     },
+}
+
+impl Frame {
+    fn count(&self) -> usize {
+        match self {
+            Frame::List { count, .. } | Frame::Map { count, .. } | Frame::Pairs { count, .. } => {
+                *count
+            }
+        }
+    }
+}
+
+/// A point between two elements where the walk can be resumed: output length, stack depth, and how many elements
+/// the top frame had started.
+#[derive(Clone, Copy, Default)]
+struct Mark {
+    len: usize,
+    depth: usize,
+    count: usize,
+}
+
+/// Where a walk stopped when its budget ran out: the output up to `mark.len` and each frame's count.
+pub(crate) struct Checkpoint {
+    path: Vec<usize>,
 }
 
 struct Walker<'o> {
@@ -273,6 +402,7 @@ struct Walker<'o> {
     strict: bool,
     pretty: Option<&'o Pretty>,
     budget: usize,
+    mark: Mark,
     nil: ErlNifTerm,
     true_: ErlNifTerm,
     false_: ErlNifTerm,
@@ -285,11 +415,7 @@ struct Walker<'o> {
 
 impl Drop for Walker<'_> {
     fn drop(&mut self) {
-        for frame in self.stack.drain(..) {
-            if let Frame::Map { mut iter, .. } = frame {
-                unsafe { enif_map_iterator_destroy(self.env, &mut *iter) };
-            }
-        }
+        self.clear_stack();
     }
 }
 
@@ -304,6 +430,7 @@ impl<'o> Walker<'o> {
             strict: options.strict,
             pretty: options.pretty.as_ref(),
             budget,
+            mark: Mark::default(),
             nil: a(atoms::nil()),
             true_: a(atoms::true_()),
             false_: a(atoms::false_()),
@@ -315,13 +442,40 @@ impl<'o> Walker<'o> {
         }
     }
 
+    fn clear_stack(&mut self) {
+        for frame in self.stack.drain(..) {
+            if let Frame::Map { mut iter, .. } = frame {
+                unsafe { enif_map_iterator_destroy(self.env, &mut iter) };
+            }
+        }
+    }
+
+    /// Counts work; the walk stops at the next mark once the budget is spent.
     #[inline(always)]
-    fn spend(&mut self, units: usize) -> Result<(), Fail> {
-        if self.budget < units {
+    fn spend(&mut self, units: usize) {
+        self.budget = self.budget.saturating_sub(units);
+    }
+
+    /// For one big piece of work (a long string or fragment): give up now rather than exceed the budget.
+    #[inline(always)]
+    fn afford(&mut self, units: usize) -> Result<(), Fail> {
+        if units > self.budget {
             return Err(Fail::Budget);
         }
         self.budget -= units;
         Ok(())
+    }
+
+    /// The resumption point after a `Fail::Budget`.
+    fn checkpoint(&self) -> Checkpoint {
+        let mut path: Vec<usize> = self.stack[..self.mark.depth]
+            .iter()
+            .map(Frame::count)
+            .collect();
+        if let Some(last) = path.last_mut() {
+            *last = self.mark.count;
+        }
+        Checkpoint { path }
     }
 
     fn seen_set(&self) -> Option<HashSet<Vec<u8>>> {
@@ -357,23 +511,55 @@ impl<'o> Walker<'o> {
         out.push(byte);
     }
 
-    fn walk(&mut self, root: ErlNifTerm, out: &mut Out) -> Result<(), Fail> {
+    #[inline(always)]
+    fn list_cell(&self, list: ErlNifTerm) -> Option<(ErlNifTerm, ErlNifTerm)> {
+        if let Some(cell) = tag::cons(list) {
+            return Some(cell);
+        }
+        let (mut head, mut tail) = (ErlNifTerm::default(), ErlNifTerm::default());
+        if unsafe { enif_get_list_cell(self.env, list, &mut head, &mut tail) } != 0 {
+            Some((head, tail))
+        } else {
+            None
+        }
+    }
+
+    /// Writes `root`, or (when `resume` is true) continues from the frames `resume_from` rebuilt.
+    fn walk(&mut self, root: ErlNifTerm, out: &mut Out, resume: bool) -> Result<(), Fail> {
         let mut value = root;
+        let mut pending = !resume;
         loop {
-            self.write_value(value, out)?;
+            if pending {
+                self.write_value(value, out)?;
+            }
+            pending = true;
             // Find the next value to write, closing finished containers.
             loop {
-                let Some(top) = self.stack.last_mut() else {
+                let depth = self.stack.len();
+                let Some(count) = self.stack.last().map(Frame::count) else {
                     return Ok(());
                 };
+                self.mark = Mark {
+                    len: out.len(),
+                    depth,
+                    count,
+                };
+                if self.budget == 0 {
+                    return Err(Fail::Budget);
+                }
+                let env = self.env;
+                let top = self.stack.last_mut().unwrap();
                 match top {
-                    Frame::List { tail, first } => {
-                        let (mut head, mut rest) = (ErlNifTerm::default(), ErlNifTerm::default());
-                        if unsafe { enif_get_list_cell(self.env, *tail, &mut head, &mut rest) } != 0
-                        {
+                    Frame::List { tail, count } => {
+                        if let Some((head, rest)) = tag::cons(*tail).or_else(|| {
+                            let (mut h, mut r) = (ErlNifTerm::default(), ErlNifTerm::default());
+                            (unsafe { enif_get_list_cell(env, *tail, &mut h, &mut r) } != 0)
+                                .then_some((h, r))
+                        }) {
                             *tail = rest;
-                            let was_first = std::mem::replace(first, false);
-                            self.separator(out, was_first);
+                            *count += 1;
+                            let first = *count == 1;
+                            self.separator(out, first);
                             value = head;
                             break;
                         }
@@ -382,44 +568,45 @@ impl<'o> Walker<'o> {
                     }
                     Frame::Map {
                         iter,
-                        first,
+                        count,
                         backwards,
                         ..
                     } => {
                         let (mut key, mut val) = (ErlNifTerm::default(), ErlNifTerm::default());
-                        let iter_ptr: *mut ErlNifMapIterator = &mut **iter;
-                        let was_first = std::mem::replace(first, false);
-                        let advanced = was_first
+                        let iter_ptr: *mut ErlNifMapIterator = iter;
+                        let first = *count == 0;
+                        let advanced = first
                             || unsafe {
                                 if *backwards {
-                                    enif_map_iterator_prev(self.env, iter_ptr)
+                                    enif_map_iterator_prev(env, iter_ptr)
                                 } else {
-                                    enif_map_iterator_next(self.env, iter_ptr)
+                                    enif_map_iterator_next(env, iter_ptr)
                                 }
                             } != 0;
                         if advanced
                             && unsafe {
-                                enif_map_iterator_get_pair(self.env, iter_ptr, &mut key, &mut val)
+                                enif_map_iterator_get_pair(env, iter_ptr, &mut key, &mut val)
                             } != 0
                         {
-                            self.separator(out, was_first);
+                            *count += 1;
+                            self.separator(out, first);
                             self.write_key(key, out)?;
                             self.colon(out);
                             value = val;
                             break;
                         }
                         if let Some(Frame::Map { mut iter, .. }) = self.stack.pop() {
-                            unsafe { enif_map_iterator_destroy(self.env, &mut *iter) };
+                            unsafe { enif_map_iterator_destroy(env, &mut iter) };
                         }
                         self.close(out, b'}');
                     }
-                    Frame::Pairs { tail, first, .. } => {
+                    Frame::Pairs { tail, count, .. } => {
                         let (mut head, mut rest) = (ErlNifTerm::default(), ErlNifTerm::default());
-                        if unsafe { enif_get_list_cell(self.env, *tail, &mut head, &mut rest) } != 0
-                        {
+                        if unsafe { enif_get_list_cell(env, *tail, &mut head, &mut rest) } != 0 {
                             *tail = rest;
-                            let was_first = std::mem::replace(first, false);
-                            self.separator(out, was_first);
+                            *count += 1;
+                            let first = *count == 1;
+                            self.separator(out, first);
                             value = self.write_pair_key(head, out)?;
                             break;
                         }
@@ -431,15 +618,117 @@ impl<'o> Walker<'o> {
         }
     }
 
+    /// Rebuilds the frames of a checkpoint (`path`: each frame's count) over `root`, without writing. Returns
+    /// false when the term does not fit the path (then the caller starts over).
+    fn resume_from(&mut self, root: ErlNifTerm, path: &[usize]) -> bool {
+        let mut container = root;
+        for (level, &count) in path.iter().enumerate() {
+            let last = level + 1 == path.len();
+            // The element the next level lives in: index count - 1 (the one in progress).
+            let in_progress = if last { None } else { count.checked_sub(1) };
+            if !last && in_progress.is_none() {
+                return false;
+            }
+            let child = match self.rebuild_frame(container, count, in_progress) {
+                Some(child) => child,
+                None => return false,
+            };
+            if let Some(child) = child {
+                container = child;
+            }
+        }
+        true
+    }
+
+    /// Pushes the frame for `container` positioned after `count` started elements; returns the value of element
+    /// `in_progress` when asked.
+    fn rebuild_frame(
+        &mut self,
+        container: ErlNifTerm,
+        count: usize,
+        in_progress: Option<usize>,
+    ) -> Option<Option<ErlNifTerm>> {
+        let env = self.env;
+        match unsafe { enif_term_type(env, container) } {
+            ErlNifTermType::ERL_NIF_TERM_TYPE_LIST => {
+                let mut tail = container;
+                let mut child = None;
+                for i in 0..count {
+                    let (head, rest) = self.list_cell(tail)?;
+                    if Some(i) == in_progress {
+                        child = Some(head);
+                    }
+                    tail = rest;
+                }
+                self.stack.push(Frame::List { tail, count });
+                Some(child)
+            }
+            ErlNifTermType::ERL_NIF_TERM_TYPE_MAP => {
+                let mut pairs = ErlNifTerm::default();
+                if let Some(fragment) = self.fragment_pairs(container) {
+                    pairs = fragment;
+                }
+                if pairs != ErlNifTerm::default() {
+                    let mut tail = pairs;
+                    let mut child = None;
+                    for i in 0..count {
+                        let (pair, rest) = self.list_cell(tail)?;
+                        if Some(i) == in_progress {
+                            child = Some(self.pair(pair)?.1);
+                        }
+                        tail = rest;
+                    }
+                    let seen = self.seen_set();
+                    self.stack.push(Frame::Pairs { tail, count, seen });
+                    return Some(child);
+                }
+                let (mut iter, backwards) = self.map_iterator(container)?;
+                let mut child = None;
+                for i in 1..count {
+                    let moved = unsafe {
+                        if backwards {
+                            enif_map_iterator_prev(env, &mut iter)
+                        } else {
+                            enif_map_iterator_next(env, &mut iter)
+                        }
+                    };
+                    if moved == 0 {
+                        unsafe { enif_map_iterator_destroy(env, &mut iter) };
+                        return None;
+                    }
+                    let _ = i;
+                }
+                if in_progress.is_some() {
+                    let (mut key, mut val) = (ErlNifTerm::default(), ErlNifTerm::default());
+                    unsafe { enif_map_iterator_get_pair(env, &mut iter, &mut key, &mut val) };
+                    child = Some(val);
+                }
+                let seen = self.seen_set();
+                self.stack.push(Frame::Map {
+                    iter,
+                    count,
+                    backwards,
+                    seen,
+                });
+                Some(child)
+            }
+            _ => None,
+        }
+    }
+
     /// Writes a scalar, or opens a container and pushes its frame (its elements come from `walk`'s loop, so
     /// nothing here recurses).
     fn write_value(&mut self, term: ErlNifTerm, out: &mut Out) -> Result<(), Fail> {
-        self.spend(1)?;
+        self.spend(1);
+        if let Some(i) = tag::small(term) {
+            number::write_i64(out, i);
+            return Ok(());
+        }
         let env = self.env;
         match unsafe { enif_term_type(env, term) } {
             ErlNifTermType::ERL_NIF_TERM_TYPE_BITSTRING => {
                 let bytes = self.binary(term).ok_or(Fail::Unsupported(term))?;
-                self.spend(bytes.len() >> 6)?;
+                self.afford(bytes.len() >> 6)?;
                 self.write_string(bytes, term, out)
             }
             ErlNifTermType::ERL_NIF_TERM_TYPE_INTEGER => self.write_integer(term, out),
@@ -475,7 +764,7 @@ impl<'o> Walker<'o> {
         out.push(b'[');
         self.stack.push(Frame::List {
             tail: term,
-            first: true,
+            count: 0,
         });
         Ok(())
     }
@@ -500,28 +789,66 @@ impl<'o> Walker<'o> {
             out.extend(b"{}");
             return Ok(());
         }
-        // `Map.to_list/1` order: a map of up to 32 keys is a flatmap, whose iterator runs in key order from the
-        // head; a larger (hash) map lists its pairs in the reverse of the NIF iterator's head-to-tail order.
+        let (iter, backwards) = self.map_iterator(term).ok_or(Fail::Unsupported(term))?;
+        out.push(b'{');
+        let seen = self.seen_set();
+        self.stack.push(Frame::Map {
+            iter,
+            count: 0,
+            backwards,
+            seen,
+        });
+        Ok(())
+    }
+
+    /// An iterator over a non-empty map in `Map.to_list/1` order, on its first pair. A map of up to 32 keys is a
+    /// flatmap, whose iterator runs in key order from the head; a larger (hash) map lists its pairs in the
+    /// reverse of the NIF iterator's head-to-tail order.
+    fn map_iterator(&self, map: ErlNifTerm) -> Option<(ErlNifMapIterator, bool)> {
+        let mut size = 0;
+        unsafe { enif_get_map_size(self.env, map, &mut size) };
         let backwards = size > 32;
         let entry = if backwards {
             ErlNifMapIteratorEntry::ERL_NIF_MAP_ITERATOR_TAIL
         } else {
             ErlNifMapIteratorEntry::ERL_NIF_MAP_ITERATOR_HEAD
         };
-        let mut iter: Box<ErlNifMapIterator> =
-            Box::new(unsafe { MaybeUninit::zeroed().assume_init() });
-        if unsafe { enif_map_iterator_create(env, term, &mut *iter, entry) } == 0 {
-            return Err(Fail::Unsupported(term));
+        let mut iter: ErlNifMapIterator = unsafe { MaybeUninit::zeroed().assume_init() };
+        if unsafe { enif_map_iterator_create(self.env, map, &mut iter, entry) } == 0 {
+            return None;
         }
-        out.push(b'{');
-        let seen = self.seen_set();
-        self.stack.push(Frame::Map {
-            iter,
-            first: true,
-            backwards,
-            seen,
-        });
-        Ok(())
+        Some((iter, backwards))
+    }
+
+    /// The pairs list of an ordered-object fragment (`%RustyJson.Fragment{encode: {:object, pairs}}`).
+    fn fragment_pairs(&self, map: ErlNifTerm) -> Option<ErlNifTerm> {
+        let env = self.env;
+        let (mut module, mut encode) = (ErlNifTerm::default(), ErlNifTerm::default());
+        if unsafe { enif_get_map_value(env, map, self.struct_key, &mut module) } == 0
+            || module != self.fragment
+            || unsafe { enif_get_map_value(env, map, self.encode_key, &mut encode) } == 0
+        {
+            return None;
+        }
+        let mut arity = 0;
+        let mut elems: *const ErlNifTerm = ptr::null();
+        if unsafe { enif_get_tuple(env, encode, &mut arity, &mut elems) } == 0
+            || arity != 2
+            || unsafe { *elems } != self.object
+        {
+            return None;
+        }
+        Some(unsafe { *elems.add(1) })
+    }
+
+    /// Key and value of a `{key, value}` tuple.
+    fn pair(&self, pair: ErlNifTerm) -> Option<(ErlNifTerm, ErlNifTerm)> {
+        let mut arity = 0;
+        let mut elems: *const ErlNifTerm = ptr::null();
+        if unsafe { enif_get_tuple(self.env, pair, &mut arity, &mut elems) } == 0 || arity != 2 {
+            return None;
+        }
+        Some(unsafe { (*elems, *elems.add(1)) })
     }
 
     fn write_fragment(&mut self, term: ErlNifTerm, out: &mut Out) -> Result<(), Fail> {
@@ -533,15 +860,7 @@ impl<'o> Walker<'o> {
         match unsafe { enif_term_type(env, encode) } {
             ErlNifTermType::ERL_NIF_TERM_TYPE_TUPLE => {
                 // {:object, [{key, value}]}: an ordered object.
-                let mut arity = 0;
-                let mut elems: *const ErlNifTerm = ptr::null();
-                if unsafe { enif_get_tuple(env, encode, &mut arity, &mut elems) } == 0
-                    || arity != 2
-                    || unsafe { *elems } != self.object
-                {
-                    return Err(Fail::Unsupported(term));
-                }
-                let pairs = unsafe { *elems.add(1) };
+                let pairs = self.fragment_pairs(term).ok_or(Fail::Unsupported(term))?;
                 if unsafe { rustler::sys::enif_is_empty_list(env, pairs) } != 0 {
                     out.extend(b"{}");
                     return Ok(());
@@ -550,7 +869,7 @@ impl<'o> Walker<'o> {
                 let seen = self.seen_set();
                 self.stack.push(Frame::Pairs {
                     tail: pairs,
-                    first: true,
+                    count: 0,
                     seen,
                 });
                 Ok(())
@@ -562,7 +881,7 @@ impl<'o> Walker<'o> {
                     return Err(Fail::Unsupported(term));
                 }
                 let bytes = unsafe { std::slice::from_raw_parts(bin.data, bin.size) };
-                self.spend(bytes.len() >> 6)?;
+                self.afford(bytes.len() >> 6)?;
                 match self.pretty {
                     Some(p) => p.reformat(out, bytes, self.stack.len()),
                     None => out.extend(bytes),
@@ -575,12 +894,7 @@ impl<'o> Walker<'o> {
 
     /// Writes the key of a `{key, value}` pair and returns the value.
     fn write_pair_key(&mut self, pair: ErlNifTerm, out: &mut Out) -> Result<ErlNifTerm, Fail> {
-        let mut arity = 0;
-        let mut elems: *const ErlNifTerm = ptr::null();
-        if unsafe { enif_get_tuple(self.env, pair, &mut arity, &mut elems) } == 0 || arity != 2 {
-            return Err(Fail::Unsupported(pair));
-        }
-        let (key, value) = unsafe { (*elems, *elems.add(1)) };
+        let (key, value) = self.pair(pair).ok_or(Fail::Unsupported(pair))?;
         self.write_key(key, out)?;
         self.colon(out);
         Ok(value)
