@@ -218,6 +218,18 @@ defmodule RustyJson.EncodeApiTest do
       assert RustyJson.encode!(big, escape: :unicode_safe, maps: :strict) == compact
     end
 
+    test "work that is big in one piece (a long string, a huge integer, deep pretty indentation)" do
+      long = String.duplicate("é\n", 1_000_000)
+      assert RustyJson.encode!([1, long]) == "[1," <> RustyJson.encode!(long) <> "]"
+
+      huge = 7 ** 200_000
+      assert RustyJson.encode!(%{"n" => [huge]}) == ~s({"n":[#{huge}]})
+
+      deep = Enum.reduce(1..3000, 1, fn _, acc -> [acc] end)
+      pretty = RustyJson.encode!(deep, pretty: true)
+      assert pretty == RustyJson.encode!(Fragment.new(RustyJson.encode!(deep)), pretty: true)
+    end
+
     test "large terms (past the normal scheduler's budget) give the same output and errors" do
       big = Enum.map(1..100_000, &%{"i" => &1, "s" => "x#{&1}", "f" => &1 / 3})
       json = RustyJson.encode!(big)

@@ -57,6 +57,9 @@ mod atoms {
 /// to a dirty scheduler. About 0.3 ms on the benchmark machine; see BENCHMARKS.md.
 const BUDGET: usize = 20_000;
 
+/// A long string, fragment or indentation costs one work unit per 2^5 bytes.
+const BYTES_PER_UNIT_SHIFT: u32 = 5;
+
 /// Output that fits here is written on the stack and copied once into a heap binary.
 const STACK_BYTES: usize = 2048;
 
@@ -487,12 +490,20 @@ impl<'o> Walker<'o> {
     }
 
     #[inline]
-    fn separator(&self, out: &mut Out, first: bool) {
+    fn separator(&mut self, out: &mut Out, first: bool) {
         if !first {
             out.push(b',');
         }
+        self.newline(out);
+    }
+
+    /// A pretty newline costs its indentation (deep nesting makes long lines).
+    #[inline]
+    fn newline(&mut self, out: &mut Out) {
         if let Some(p) = self.pretty {
-            p.newline(out, self.stack.len());
+            let depth = self.stack.len();
+            p.newline(out, depth);
+            self.spend((depth * p.indent.len()) >> BYTES_PER_UNIT_SHIFT);
         }
     }
 
@@ -504,10 +515,8 @@ impl<'o> Walker<'o> {
         }
     }
 
-    fn close(&self, out: &mut Out, byte: u8) {
-        if let Some(p) = self.pretty {
-            p.newline(out, self.stack.len());
-        }
+    fn close(&mut self, out: &mut Out, byte: u8) {
+        self.newline(out);
         out.push(byte);
     }
 
@@ -728,7 +737,7 @@ impl<'o> Walker<'o> {
         match unsafe { enif_term_type(env, term) } {
             ErlNifTermType::ERL_NIF_TERM_TYPE_BITSTRING => {
                 let bytes = self.binary(term).ok_or(Fail::Unsupported(term))?;
-                self.afford(bytes.len() >> 6)?;
+                self.afford(bytes.len() >> BYTES_PER_UNIT_SHIFT)?;
                 self.write_string(bytes, term, out)
             }
             ErlNifTermType::ERL_NIF_TERM_TYPE_INTEGER => self.write_integer(term, out),
@@ -881,7 +890,7 @@ impl<'o> Walker<'o> {
                     return Err(Fail::Unsupported(term));
                 }
                 let bytes = unsafe { std::slice::from_raw_parts(bin.data, bin.size) };
-                self.afford(bytes.len() >> 6)?;
+                self.afford(bytes.len() >> BYTES_PER_UNIT_SHIFT)?;
                 match self.pretty {
                     Some(p) => p.reformat(out, bytes, self.stack.len()),
                     None => out.extend(bytes),
@@ -955,7 +964,7 @@ impl<'o> Walker<'o> {
         escape::write_string(out, bytes, self.mode).map_err(|i| Fail::InvalidByte(bytes[i], term))
     }
 
-    fn write_integer(&self, term: ErlNifTerm, out: &mut Out) -> Result<(), Fail> {
+    fn write_integer(&mut self, term: ErlNifTerm, out: &mut Out) -> Result<(), Fail> {
         let mut i = 0i64;
         if unsafe { enif_get_int64(self.env, term, &mut i) } != 0 {
             number::write_i64(out, i);
@@ -970,6 +979,9 @@ impl<'o> Walker<'o> {
         let big: rustler::BigInt = unsafe { Term::new(env, term) }
             .decode()
             .map_err(|_| Fail::Unsupported(term))?;
+        // Decimal conversion is about quadratic in the size: a big one waits for the dirty scheduler.
+        let words = big.bits() as usize / 64 + 1;
+        self.afford(words.saturating_mul(words) / 16)?;
         out.extend(big.to_string().as_bytes());
         Ok(())
     }
