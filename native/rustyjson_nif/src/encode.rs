@@ -355,6 +355,10 @@ impl Fail {
     }
 }
 
+/// The keys an object has written so far (`maps: :strict`). Boxed so frames stay small: most walks have none.
+#[allow(clippy::box_collection)]
+type KeySet = Box<HashSet<Vec<u8>>>;
+
 enum Frame {
     /// `count` elements started; `tail` the rest of the list.
     List { tail: ErlNifTerm, count: usize },
@@ -365,13 +369,13 @@ enum Frame {
         iter: ErlNifMapIterator,
         count: usize,
         backwards: bool,
-        seen: Option<HashSet<Vec<u8>>>,
+        seen: Option<KeySet>,
     },
     /// An ordered object: a list of `{key, value}` (internal fragments, `RustyJson.Encode.keyword/2`).
     Pairs {
         tail: ErlNifTerm,
         count: usize,
-        seen: Option<HashSet<Vec<u8>>>,
+        seen: Option<KeySet>,
     },
 }
 
@@ -481,9 +485,9 @@ impl<'o> Walker<'o> {
         Checkpoint { path }
     }
 
-    fn seen_set(&self) -> Option<HashSet<Vec<u8>>> {
+    fn seen_set(&self) -> Option<KeySet> {
         if self.strict {
-            Some(HashSet::new())
+            Some(Box::default())
         } else {
             None
         }
