@@ -184,22 +184,6 @@ pub fn write_string<S: Storage>(out: &mut Buffer<S>, s: &[u8], mode: Mode) -> Re
     Ok(())
 }
 
-/// Writes `s` (known valid UTF-8 and free of anything to escape, e.g. digits) between quotes.
-#[inline]
-pub fn write_plain_quoted<S: Storage>(out: &mut Buffer<S>, s: &[u8]) {
-    out.reserve(s.len() + 2);
-    unsafe {
-        out.push_unchecked(b'"');
-        out.extend_unchecked(s);
-        out.push_unchecked(b'"');
-    }
-}
-
-/// Back-compat helper: `:json` mode, input known to be valid UTF-8.
-pub fn write_json_string<S: Storage>(out: &mut Buffer<S>, s: &[u8]) {
-    let _ = write_string(out, s, Mode::Json);
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

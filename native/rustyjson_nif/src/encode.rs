@@ -53,8 +53,8 @@ mod atoms {
     }
 }
 
-/// Work units (one per value, plus one per 64 string bytes) the normal scheduler may spend before the call moves
-/// to a dirty scheduler. About 0.3 ms on the benchmark machine; see BENCHMARKS.md.
+/// Work units (one per value, three per float, one per 32 bytes of long strings) the normal scheduler may spend
+/// before the call continues on a dirty scheduler: 0.1-0.3 ms on the benchmark machine (BENCHMARKS.md).
 const BUDGET: usize = 20_000;
 
 /// A long string, fragment or indentation costs one work unit per 2^5 bytes.
@@ -677,11 +677,7 @@ impl<'o> Walker<'o> {
                 Some(child)
             }
             ErlNifTermType::ERL_NIF_TERM_TYPE_MAP => {
-                let mut pairs = ErlNifTerm::default();
-                if let Some(fragment) = self.fragment_pairs(container) {
-                    pairs = fragment;
-                }
-                if pairs != ErlNifTerm::default() {
+                if let Some(pairs) = self.fragment_pairs(container) {
                     let mut tail = pairs;
                     let mut child = None;
                     for i in 0..count {
@@ -697,7 +693,7 @@ impl<'o> Walker<'o> {
                 }
                 let (mut iter, backwards) = self.map_iterator(container)?;
                 let mut child = None;
-                for i in 1..count {
+                for _ in 1..count {
                     let moved = unsafe {
                         if backwards {
                             enif_map_iterator_prev(env, &mut iter)
@@ -709,7 +705,6 @@ impl<'o> Walker<'o> {
                         unsafe { enif_map_iterator_destroy(env, &mut iter) };
                         return None;
                     }
-                    let _ = i;
                 }
                 if in_progress.is_some() {
                     let (mut key, mut val) = (ErlNifTerm::default(), ErlNifTerm::default());
@@ -746,6 +741,8 @@ impl<'o> Walker<'o> {
             }
             ErlNifTermType::ERL_NIF_TERM_TYPE_INTEGER => self.write_integer(term, out),
             ErlNifTermType::ERL_NIF_TERM_TYPE_FLOAT => {
+                // A float costs about three times an integer or a short string.
+                self.spend(2);
                 let mut f = 0.0;
                 unsafe { enif_get_double(env, term, &mut f) };
                 number::write_f64(out, f);
