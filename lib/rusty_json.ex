@@ -38,18 +38,14 @@ defmodule RustyJson do
   def encode!(input, []) do
     case Native.encode(input, EncodeOptions.default()) do
       json when is_binary(json) -> json
-      _ -> encode_slow!(input, EncodeOptions.default())
+      other -> other |> Encode.result(input, EncodeOptions.default()) |> unwrap!()
     end
   end
 
-  def encode!(input, opts), do: encode_slow!(input, EncodeOptions.new(opts))
+  def encode!(input, opts), do: input |> Encode.run(EncodeOptions.new(opts)) |> unwrap!()
 
-  defp encode_slow!(input, opts) do
-    case Encode.run(input, opts) do
-      {:ok, json} -> json
-      {:error, exception} -> raise exception
-    end
-  end
+  defp unwrap!({:ok, json}), do: json
+  defp unwrap!({:error, exception}), do: raise(exception)
 
   @doc """
   Encodes `input` to JSON iodata (a binary). Returns `{:ok, iodata}` or `{:error, exception}`.

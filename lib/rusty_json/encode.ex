@@ -56,13 +56,14 @@ defmodule RustyJson.Encode do
   # The whole encode: one NIF pass; when the NIF meets what only Elixir can do (structs, fragment functions,
   # unusual map keys) it says so, the term is resolved here and the NIF runs again.
   @spec run(term(), EncodeOptions.t()) :: {:ok, binary()} | {:error, Exception.t()}
-  def run(term, opts) do
-    case Native.encode(term, opts) do
-      json when is_binary(json) -> {:ok, json}
-      {:error, :elixir} -> run_resolved(term, opts)
-      {:error, reason} -> {:error, exception(reason)}
-    end
-  end
+  def run(term, opts), do: result(Native.encode(term, opts), term, opts)
+
+  @doc false
+  # What a NIF result means for `term`: the JSON, an error, or "Elixir must resolve this first".
+  @spec result(term(), term(), EncodeOptions.t()) :: {:ok, binary()} | {:error, Exception.t()}
+  def result(json, _term, _opts) when is_binary(json), do: {:ok, json}
+  def result({:error, :elixir}, term, opts), do: run_resolved(term, opts)
+  def result({:error, reason}, _term, _opts), do: {:error, exception(reason)}
 
   defp run_resolved(term, opts) do
     resolved = resolve(term, EncodeOptions.compact(opts))

@@ -16,8 +16,9 @@ defmodule RustyJson.EncodeOptions do
   @doc "The options of a call without options."
   defmacro default, do: Macro.escape(@default)
 
-  @spec new(keyword() | t()) :: t()
+  @spec new(keyword() | map() | t()) :: t()
   def new(opts) when is_tuple(opts), do: opts
+  def new(opts) when is_map(opts), do: new(Map.to_list(opts))
 
   def new(opts) when is_list(opts) do
     Enum.reduce(opts, @default, fn

@@ -75,8 +75,19 @@ defmodule RustyJson.EncodeApiTest do
       end
     end
 
-    test "unknown options are ignored, as Jason does" do
+    test "unknown options are ignored, as Jason does; a map of options works too" do
       assert RustyJson.encode!([1], foo: :bar) == "[1]"
+      assert RustyJson.encode!(["/"], %{escape: :html_safe}) == ~s(["\\/"])
+    end
+
+    test "the protocol encodes built-in values too (for use inside implementations)" do
+      assert IO.iodata_to_binary(RustyJson.Encoder.encode(%{"a" => [1, nil]}, [])) ==
+               ~s({"a":[1,null]})
+
+      assert IO.iodata_to_binary(RustyJson.Encoder.encode("<", escape: :html_safe)) ==
+               ~s("\\u003C")
+
+      assert IO.iodata_to_binary(RustyJson.Encoder.encode(~D[2026-01-01], [])) == ~s("2026-01-01")
     end
 
     test "encode_to_iodata" do
