@@ -162,6 +162,15 @@ defmodule RustyJson.EncodeApiTest do
                )
     end
 
+    test "what a struct leaves out cannot fail its encode" do
+      bad = %{RustyJson.Test.Wide.__struct__() | f1: 1, A: <<255>>}
+      bad = Enum.reduce(2..40, bad, fn i, acc -> Map.put(acc, :"f#{i}", {:not_json, i}) end)
+      assert RustyJson.encode!([bad, %{"x" => bad}]) == ~s([{"f1":1},{"x":{"f1":1}}])
+
+      assert RustyJson.encode!(%DerivedOnly{id: 1, name: "n", secret: {:tuple}}) ==
+               ~s({"name":"n","id":1})
+    end
+
     test "a struct without an implementation" do
       assert {:error, %Protocol.UndefinedError{protocol: RustyJson.Encoder, value: %NoImpl{}} = e} =
                RustyJson.encode([%NoImpl{}])

@@ -40,3 +40,10 @@ defmodule RustyJson.Test.Label do
     def to_string(%{text: text}), do: "label:" <> text
   end
 end
+
+defmodule RustyJson.Test.Wide do
+  @moduledoc false
+  # More than 32 fields: a hash map, so `__struct__` can come anywhere in the NIF's walk.
+  @derive {RustyJson.Encoder, only: [:f1]}
+  defstruct Enum.map(1..40, &:"f#{&1}") ++ [:A]
+end

@@ -205,7 +205,12 @@ fn run<'a>(
             }
         }
     }
-    let result = walker.walk(root, &mut out, resumed);
+    let mut result = walker.walk(root, &mut out, resumed);
+    if let Err(Fail::InvalidByte(..) | Fail::Unsupported(_) | Fail::DuplicateKey(_)) = result {
+        if walker.inside_struct() {
+            result = Err(Fail::Elixir);
+        }
+    }
     if normal {
         let used = BUDGET.saturating_sub(walker.budget);
         let percent = (used * 100 / BUDGET).clamp(1, 100) as c_int;
@@ -364,6 +369,7 @@ enum Frame {
     List { tail: ErlNifTerm, count: usize },
     /// `count` pairs started; the iterator is on the last one started (or on the first when `count` is 0).
     Map {
+        map: ErlNifTerm,
         // Inline: an iterator holds pointers into the map (or to its own heap-allocated work stack), never into
         // itself, so it may move with the stack vector (rustler's MapIterator moves it too).
         iter: ErlNifMapIterator,
@@ -601,6 +607,14 @@ impl<'o> Walker<'o> {
                                 enif_map_iterator_get_pair(env, iter_ptr, &mut key, &mut val)
                             } != 0
                         {
+                            if key == self.struct_key
+                                && matches!(
+                                    unsafe { enif_term_type(env, val) },
+                                    ErlNifTermType::ERL_NIF_TERM_TYPE_ATOM
+                                )
+                            {
+                                return Err(Fail::Elixir);
+                            }
                             *count += 1;
                             self.separator(out, first);
                             self.write_key(key, out)?;
@@ -691,7 +705,9 @@ impl<'o> Walker<'o> {
                     self.stack.push(Frame::Pairs { tail, count, seen });
                     return Some(child);
                 }
-                let (mut iter, backwards) = self.map_iterator(container)?;
+                let mut size = 0;
+                unsafe { enif_get_map_size(env, container, &mut size) };
+                let (mut iter, backwards) = self.map_iterator(container, size)?;
                 let mut child = None;
                 for _ in 1..count {
                     let moved = unsafe {
@@ -713,6 +729,7 @@ impl<'o> Walker<'o> {
                 }
                 let seen = self.seen_set();
                 self.stack.push(Frame::Map {
+                    map: container,
                     iter,
                     count,
                     backwards,
@@ -781,28 +798,29 @@ impl<'o> Walker<'o> {
 
     fn open_map(&mut self, term: ErlNifTerm, out: &mut Out) -> Result<(), Fail> {
         let env = self.env;
-        let mut module = ErlNifTerm::default();
-        if unsafe { enif_get_map_value(env, term, self.struct_key, &mut module) } != 0
-            && matches!(
-                unsafe { enif_term_type(env, module) },
-                ErlNifTermType::ERL_NIF_TERM_TYPE_ATOM
-            )
-        {
-            if module == self.fragment {
-                return self.write_fragment(term, out);
-            }
-            return Err(Fail::Elixir);
-        }
         let mut size = 0;
         unsafe { enif_get_map_size(env, term, &mut size) };
         if size == 0 {
             out.extend(b"{}");
             return Ok(());
         }
-        let (iter, backwards) = self.map_iterator(term).ok_or(Fail::Unsupported(term))?;
+        // A fragment (two keys) must be known before anything is written. Other structs are found when their
+        // `__struct__` key comes up (see `walk`), or, when an error comes first, by `inside_struct`.
+        if size == 2 {
+            if let Some(module) = self.struct_module(term) {
+                if module == self.fragment {
+                    return self.write_fragment(term, out);
+                }
+                return Err(Fail::Elixir);
+            }
+        }
+        let (iter, backwards) = self
+            .map_iterator(term, size)
+            .ok_or(Fail::Unsupported(term))?;
         out.push(b'{');
         let seen = self.seen_set();
         self.stack.push(Frame::Map {
+            map: term,
             iter,
             count: 0,
             backwards,
@@ -811,12 +829,30 @@ impl<'o> Walker<'o> {
         Ok(())
     }
 
+    /// The module of a struct (a map whose `__struct__` is an atom).
+    fn struct_module(&self, map: ErlNifTerm) -> Option<ErlNifTerm> {
+        let mut module = ErlNifTerm::default();
+        let found = unsafe { enif_get_map_value(self.env, map, self.struct_key, &mut module) } != 0
+            && matches!(
+                unsafe { enif_term_type(self.env, module) },
+                ErlNifTermType::ERL_NIF_TERM_TYPE_ATOM
+            );
+        found.then_some(module)
+    }
+
+    /// True when an open map is a struct: an error met inside it may not be one (the protocol decides what a
+    /// struct writes), so the struct goes to Elixir first.
+    fn inside_struct(&self) -> bool {
+        self.stack.iter().any(|frame| match frame {
+            Frame::Map { map, .. } => self.struct_module(*map).is_some(),
+            _ => false,
+        })
+    }
+
     /// An iterator over a non-empty map in `Map.to_list/1` order, on its first pair. A map of up to 32 keys is a
     /// flatmap, whose iterator runs in key order from the head; a larger (hash) map lists its pairs in the
     /// reverse of the NIF iterator's head-to-tail order.
-    fn map_iterator(&self, map: ErlNifTerm) -> Option<(ErlNifMapIterator, bool)> {
-        let mut size = 0;
-        unsafe { enif_get_map_size(self.env, map, &mut size) };
+    fn map_iterator(&self, map: ErlNifTerm, size: usize) -> Option<(ErlNifMapIterator, bool)> {
         let backwards = size > 32;
         let entry = if backwards {
             ErlNifMapIteratorEntry::ERL_NIF_MAP_ITERATOR_TAIL
