@@ -9,7 +9,8 @@ defmodule RustyJson do
       %{"list" => [1, 2.5, nil]}
   """
 
-  alias RustyJson.{DecodeError, Encode, EncodeError, EncodeOptions, Native}
+  alias RustyJson.{DecodeError, EncodeError, Native}
+  alias RustyJson.{Encode, EncodeOptions}
   require EncodeOptions
 
   @typedoc "A term that can be encoded."

@@ -2,9 +2,10 @@
 //! writing into a buffer that becomes the result binary without a second copy.
 //!
 //! Scheduling: the walk starts on the calling (normal) scheduler with a work budget. Small terms finish within it
-//! and never pay a scheduler hop. When the budget runs out, the partial output is dropped and the same call is
-//! rescheduled on a dirty CPU scheduler, where it runs to the end without a budget (see BENCHMARKS.md for the
-//! measured threshold).
+//! and never pay a scheduler hop. When the budget runs out, the walk stops at the last point between two
+//! elements (a `Mark`) and the call continues on a dirty CPU scheduler with the output so far (in a `Partial`
+//! resource) and each open container's position; there the stack is rebuilt from those positions and the walk
+//! goes on without a budget (see BENCHMARKS.md for the measured threshold).
 //!
 //! What the walk cannot do natively (structs other than `RustyJson.Fragment`, fragment functions, map keys that
 //! are not binaries, atoms or numbers) makes it return `{:error, :elixir}`: Elixir resolves those through the
