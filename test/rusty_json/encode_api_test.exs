@@ -21,6 +21,25 @@ defmodule RustyJson.EncodeApiTest do
       assert RustyJson.encode!(:"a\"b") == ~s("a\\"b")
     end
 
+    test "many atoms (the per-call atom cache) in every escape mode" do
+      atoms = Enum.map(1..3000, &String.to_atom("atom/#{&1}<é>"))
+      map = Map.new(atoms, &{&1, [&1]})
+
+      for escape <- [:json, :html_safe, :unicode_safe] do
+        string = &RustyJson.encode!(Atom.to_string(&1), escape: escape)
+        list = "[" <> Enum.map_join(atoms, ",", string) <> "]"
+
+        object =
+          "{" <>
+            Enum.map_join(Map.to_list(map), ",", fn {k, [v]} ->
+              "#{string.(k)}:[#{string.(v)}]"
+            end) <> "}"
+
+        assert RustyJson.encode!([atoms, map, atoms], escape: escape) ==
+                 "[#{list},#{object},#{list}]"
+      end
+    end
+
     test "float keys are written as Float.to_string/1 does" do
       assert RustyJson.encode!(%{1.0e3 => 1, 0.5 => 2}) == ~s({"0.5":2,"1.0e3":1})
     end

@@ -61,6 +61,10 @@ const BUDGET: usize = 20_000;
 /// A long string, fragment or indentation costs one work unit per 2^5 bytes.
 const BYTES_PER_UNIT_SHIFT: u32 = 5;
 
+/// The atom cache: slots, and bytes of written atoms kept per call.
+const ATOM_CACHE_SLOTS: usize = 64;
+const ATOM_CACHE_BYTES: usize = 16 * 1024;
+
 /// Output that fits here is written on the stack and copied once into a heap binary.
 const STACK_BYTES: usize = 2048;
 
@@ -77,6 +81,12 @@ mod tag {
     fn bits(t: ErlNifTerm) -> usize {
         // SAFETY: ErlNifTerm is a transparent wrapper of a machine word.
         unsafe { std::mem::transmute::<ErlNifTerm, usize>(t) }
+    }
+
+    /// The term's machine word (an atom's is unique to the atom).
+    #[inline(always)]
+    pub fn word(t: ErlNifTerm) -> usize {
+        bits(t)
     }
 
     #[inline(always)]
@@ -417,6 +427,8 @@ struct Walker<'o> {
     pretty: Option<&'o Pretty>,
     budget: usize,
     mark: Mark,
+    atom_cache: Vec<(ErlNifTerm, u32, u32)>,
+    atom_bytes: Vec<u8>,
     nil: ErlNifTerm,
     true_: ErlNifTerm,
     false_: ErlNifTerm,
@@ -445,6 +457,8 @@ impl<'o> Walker<'o> {
             pretty: options.pretty.as_ref(),
             budget,
             mark: Mark::default(),
+            atom_cache: Vec::new(),
+            atom_bytes: Vec::new(),
             nil: a(atoms::nil()),
             true_: a(atoms::true_()),
             false_: a(atoms::false_()),
@@ -1024,8 +1038,33 @@ impl<'o> Walker<'o> {
         Ok(())
     }
 
-    fn write_atom(&self, term: ErlNifTerm, out: &mut Out) -> Result<(), Fail> {
-        let mut buf = [0u8; 256];
+    /// Writes an atom's text as a string. Atoms repeat (map keys above all), so their written form is kept in a
+    /// small direct-mapped cache for the call.
+    #[inline]
+    fn write_atom(&mut self, term: ErlNifTerm, out: &mut Out) -> Result<(), Fail> {
+        let slot = (tag::word(term) >> 6) % ATOM_CACHE_SLOTS;
+        if let Some(&(cached, start, len)) = self.atom_cache.get(slot) {
+            if cached == term {
+                out.extend(&self.atom_bytes[start as usize..(start + len) as usize]);
+                return Ok(());
+            }
+        }
+        let from = out.len();
+        self.write_atom_text(term, out)?;
+        let written = &out.as_slice()[from..];
+        if self.atom_bytes.len() + written.len() <= ATOM_CACHE_BYTES {
+            if self.atom_cache.is_empty() {
+                self.atom_cache = vec![(ErlNifTerm::default(), 0, 0); ATOM_CACHE_SLOTS];
+            }
+            let start = self.atom_bytes.len() as u32;
+            self.atom_bytes.extend_from_slice(written);
+            self.atom_cache[slot] = (term, start, written.len() as u32);
+        }
+        Ok(())
+    }
+
+    fn write_atom_text(&self, term: ErlNifTerm, out: &mut Out) -> Result<(), Fail> {
+        let mut buf = [MaybeUninit::<u8>::uninit(); 256];
         let n = unsafe {
             enif_get_atom(
                 self.env,
@@ -1036,7 +1075,9 @@ impl<'o> Walker<'o> {
             )
         };
         if n > 0 {
-            let latin1 = &buf[..(n - 1) as usize];
+            // SAFETY: enif_get_atom wrote n bytes (the text and a NUL).
+            let latin1 =
+                unsafe { std::slice::from_raw_parts(buf.as_ptr() as *const u8, (n - 1) as usize) };
             if latin1.is_ascii() {
                 return self.write_string(latin1, term, out);
             }
