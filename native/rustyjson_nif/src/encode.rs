@@ -68,14 +68,29 @@ const ATOM_CACHE_BYTES: usize = 16 * 1024;
 /// Output that fits here is written on the stack and copied once into a heap binary.
 const STACK_BYTES: usize = 2048;
 
-/// The two hottest type checks read the term's tag bits instead of calling into the VM: small integers and
-/// list cells. Their 64-bit layout (small: low 4 bits 0b1111, value above; cons: low 2 bits 0b01, pointer to
-/// [head, tail]) has not changed since the 64-bit emulator exists; on other word sizes these say "no" and the
-/// enif calls do the work.
+/// The hottest type checks read the term's bits instead of calling into the VM: small integers, list cells and
+/// floats. Their 64-bit layout (small: low 4 bits 0b1111, value above; cons: low 2 bits 0b01, pointer to
+/// [head, tail]; float: boxed, low 2 bits 0b10, pointer to [header 0x58, IEEE bits]) has not changed since the
+/// 64-bit emulator exists. `verify` checks it on terms the running VM makes before the first encode; where it does
+/// not hold (or on other word sizes) these functions say "no" and the enif calls do the work.
 mod tag {
-    use rustler::sys::ErlNifTerm;
+    use rustler::sys::{
+        enif_make_atom_len, enif_make_double, enif_make_int64, enif_make_list_cell,
+        enif_make_list_from_array, ErlNifEnv, ErlNifTerm,
+    };
+    use std::sync::atomic::{AtomicU8, Ordering};
 
-    const WIDE: bool = cfg!(target_pointer_width = "64");
+    const UNCHECKED: u8 = 0;
+    const ON: u8 = 1;
+    const OFF: u8 = 2;
+    static STATE: AtomicU8 = AtomicU8::new(UNCHECKED);
+
+    const FLOAT_HEADER: usize = (1 << 6) | (0x6 << 2);
+
+    #[inline(always)]
+    fn on() -> bool {
+        STATE.load(Ordering::Relaxed) == ON
+    }
 
     #[inline(always)]
     fn bits(t: ErlNifTerm) -> usize {
@@ -91,8 +106,8 @@ mod tag {
 
     #[inline(always)]
     pub fn small(t: ErlNifTerm) -> Option<i64> {
-        if WIDE && bits(t) & 0xF == 0xF {
-            Some((bits(t) as isize >> 4) as i64)
+        if on() {
+            small_raw(t)
         } else {
             None
         }
@@ -101,13 +116,79 @@ mod tag {
     /// Head and tail of a list cell, or None when `t` is not one.
     #[inline(always)]
     pub fn cons(t: ErlNifTerm) -> Option<(ErlNifTerm, ErlNifTerm)> {
-        if WIDE && bits(t) & 0x3 == 0x1 {
+        if on() {
+            cons_raw(t)
+        } else {
+            None
+        }
+    }
+
+    #[inline(always)]
+    pub fn float(t: ErlNifTerm) -> Option<f64> {
+        if on() {
+            float_raw(t)
+        } else {
+            None
+        }
+    }
+
+    #[inline(always)]
+    fn small_raw(t: ErlNifTerm) -> Option<i64> {
+        (bits(t) & 0xF == 0xF).then(|| (bits(t) as isize >> 4) as i64)
+    }
+
+    #[inline(always)]
+    fn cons_raw(t: ErlNifTerm) -> Option<(ErlNifTerm, ErlNifTerm)> {
+        if bits(t) & 0x3 == 0x1 {
             let cell = (bits(t) - 1) as *const ErlNifTerm;
             // SAFETY: a list cell points to two words on a heap that does not move during the NIF call.
             Some(unsafe { (*cell, *cell.add(1)) })
         } else {
             None
         }
+    }
+
+    #[inline(always)]
+    fn float_raw(t: ErlNifTerm) -> Option<f64> {
+        if bits(t) & 0x3 == 0x2 {
+            let boxed = (bits(t) - 2) as *const usize;
+            // SAFETY: a boxed term points to a header word followed by its data, on a heap that does not move.
+            unsafe {
+                if *boxed == FLOAT_HEADER {
+                    return Some(f64::from_bits(*boxed.add(1) as u64));
+                }
+            }
+        }
+        None
+    }
+
+    /// Checks the layout once, on terms made by the running VM.
+    pub fn verify(env: *mut ErlNifEnv) {
+        if STATE.load(Ordering::Relaxed) != UNCHECKED {
+            return;
+        }
+        let ok = cfg!(target_pointer_width = "64") && unsafe { layout_holds(env) };
+        STATE.store(if ok { ON } else { OFF }, Ordering::Relaxed);
+    }
+
+    unsafe fn layout_holds(env: *mut ErlNifEnv) -> bool {
+        let small_term = enif_make_int64(env, -12345);
+        let big_term = enif_make_int64(env, i64::MAX);
+        let nil = enif_make_list_from_array(env, std::ptr::null(), 0);
+        let cell = enif_make_list_cell(env, small_term, nil);
+        let float_term = enif_make_double(env, -1.5e300);
+        let atom = enif_make_atom_len(env, c"rusty_json".as_ptr(), 10);
+        // The non-float and non-list checks only test tag bits (no pointer is followed).
+        small_raw(small_term) == Some(-12345)
+            && small_raw(big_term).is_none()
+            && small_raw(nil).is_none()
+            && small_raw(atom).is_none()
+            && bits(nil) & 0x3 != 0x1
+            && bits(atom) & 0x3 != 0x1
+            && bits(atom) & 0x3 != 0x2
+            && cons_raw(cell) == Some((small_term, nil))
+            && float_raw(float_term) == Some(-1.5e300)
+            && float_raw(big_term).is_none()
     }
 }
 
@@ -449,6 +530,7 @@ type Out = Buffer<BinStorage>;
 
 impl<'o> Walker<'o> {
     fn new(env: Env, options: &'o Options, budget: usize) -> Self {
+        tag::verify(env.as_c_arg());
         let a = |atom: rustler::Atom| atom.encode(env).as_c_arg();
         Walker {
             env: env.as_c_arg(),
@@ -764,6 +846,12 @@ impl<'o> Walker<'o> {
             number::write_i64(out, i);
             return Ok(());
         }
+        if let Some(f) = tag::float(term) {
+            // A float costs about three times an integer or a short string.
+            self.spend(2);
+            number::write_f64(out, f);
+            return Ok(());
+        }
         let env = self.env;
         match unsafe { enif_term_type(env, term) } {
             ErlNifTermType::ERL_NIF_TERM_TYPE_BITSTRING => {
@@ -773,7 +861,6 @@ impl<'o> Walker<'o> {
             }
             ErlNifTermType::ERL_NIF_TERM_TYPE_INTEGER => self.write_integer(term, out),
             ErlNifTermType::ERL_NIF_TERM_TYPE_FLOAT => {
-                // A float costs about three times an integer or a short string.
                 self.spend(2);
                 let mut f = 0.0;
                 unsafe { enif_get_double(env, term, &mut f) };
