@@ -25,9 +25,9 @@ const TWO_POW_53: f64 = 9007199254740992.0;
 /// digits, in scientific form when |f| >= 2^53, otherwise in plain decimal or scientific form, whichever is
 /// shorter (decimal on a tie).
 ///
-/// ryu writes straight into the output; its text already is OTP's when it has a fraction (`-65.613617`: the
-/// scientific form is always longer) and needs only `.0` when it is scientific with one digit (`1e-7`). The
-/// other cases (`1000.0`, `0.00012`) are laid out again by `write_f64_layout`.
+/// ryu writes straight into the output; its text already is OTP's in the common cases (`-65.613617`, `0.04166`,
+/// `3.0`: the scientific form is never shorter) and needs only `.0` when it is scientific with one digit
+/// (`1e-7`). The other cases (`1000.0`, `0.00012`, 2^53 and up) are laid out again by `write_f64_layout`.
 #[inline]
 pub fn write_f64<S: Storage>(out: &mut Buffer<S>, f: f64) {
     out.reserve(32);
@@ -48,8 +48,19 @@ pub fn write_f64<S: Storage>(out: &mut Buffer<S>, f: f64) {
             }
             return;
         }
-        let plain_fraction = text[digits_from] != b'0' && !text.ends_with(b".0");
-        if plain_fraction {
+        let body = &text[digits_from..];
+        let as_is = if body.starts_with(b"0.") {
+            // 0.0, 0.d, 0.0d, 0.00d: the scientific form is never shorter (from 0.000d on it can be).
+            let zeros = body[2..].iter().take_while(|&&b| b == b'0').count();
+            zeros <= 2 || zeros == body.len() - 2
+        } else if body.ends_with(b".0") {
+            // ddd.0 with a last integer digit other than 0 (100.0 vs 1.0e2 needs counting), below 2^53.
+            body[body.len() - 3] != b'0' && f.abs() < TWO_POW_53
+        } else {
+            // ddd.ddd: the scientific form is always longer.
+            true
+        };
+        if as_is {
             out.advance(n);
             return;
         }
@@ -203,6 +214,27 @@ mod tests {
         assert_eq!(float(0.30000000000000004), "0.30000000000000004");
         assert_eq!(float(5.0e-324), "5.0e-324");
         assert_eq!(float(1.7976931348623157e308), "1.7976931348623157e308");
+    }
+
+    #[test]
+    fn fast_paths_agree_with_the_layout() {
+        let mut x = 1.0e-7f64;
+        let mut cases = vec![
+            0.0, -0.0, 1.0, 10.0, 100.0, 120.0, 1200.0, 0.1, 0.01, 0.001, 0.0001, 0.00012,
+        ];
+        while x < 1.0e18 {
+            cases.extend([x, -x, x * 1.5, x * 7.25, x + 0.5, x * 0.123]);
+            x *= 10.0;
+        }
+        for f in cases {
+            let mut out = Buffer::default();
+            write_f64_layout(&mut out, f, ryu::Buffer::new().format_finite(f).as_bytes());
+            assert_eq!(
+                float(f),
+                String::from_utf8(out.into_vec()).unwrap(),
+                "{f:e}"
+            );
+        }
     }
 
     #[test]
