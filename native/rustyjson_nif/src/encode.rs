@@ -76,9 +76,9 @@ const STACK_BYTES: usize = 2048;
 mod tag {
     use rustler::sys::{
         enif_make_atom_len, enif_make_double, enif_make_int64, enif_make_list_cell,
-        enif_make_list_from_array, ErlNifEnv, ErlNifTerm,
+        enif_make_list_from_array, enif_make_map_from_arrays, ErlNifEnv, ErlNifTerm,
     };
-    use std::sync::atomic::{AtomicU8, Ordering};
+    use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 
     const UNCHECKED: u8 = 0;
     const ON: u8 = 1;
@@ -86,6 +86,10 @@ mod tag {
     static STATE: AtomicU8 = AtomicU8::new(UNCHECKED);
 
     const FLOAT_HEADER: usize = (1 << 6) | (0x6 << 2);
+
+    /// The header word of a flat map (up to 32 keys: [header, size, keys tuple, values...]), learned from maps
+    /// the VM makes; 0 (no header is 0) until then.
+    static FLATMAP_HEADER: AtomicUsize = AtomicUsize::new(0);
 
     #[inline(always)]
     fn on() -> bool {
@@ -132,6 +136,41 @@ mod tag {
         }
     }
 
+    /// A flat map's keys and values (in key order, as `Map.to_list/1`) and its size.
+    #[inline(always)]
+    pub fn flatmap(t: ErlNifTerm) -> Option<(*const ErlNifTerm, *const ErlNifTerm, usize)> {
+        if on() {
+            flatmap_raw(t, FLATMAP_HEADER.load(Ordering::Relaxed))
+        } else {
+            None
+        }
+    }
+
+    #[inline(always)]
+    fn flatmap_raw(
+        t: ErlNifTerm,
+        header: usize,
+    ) -> Option<(*const ErlNifTerm, *const ErlNifTerm, usize)> {
+        if bits(t) & 0x3 != 0x2 || header == 0 {
+            return None;
+        }
+        let boxed = (bits(t) - 2) as *const usize;
+        // SAFETY: a boxed term points to its header; a flat map's next words are its size and keys tuple.
+        unsafe {
+            if *boxed != header {
+                return None;
+            }
+            let size = *boxed.add(1);
+            let keys = *boxed.add(2);
+            let keys_tuple = (keys - 2) as *const usize;
+            Some((
+                keys_tuple.add(1) as *const ErlNifTerm,
+                boxed.add(3) as *const ErlNifTerm,
+                size,
+            ))
+        }
+    }
+
     #[inline(always)]
     fn small_raw(t: ErlNifTerm) -> Option<i64> {
         (bits(t) & 0xF == 0xF).then(|| (bits(t) as isize >> 4) as i64)
@@ -171,6 +210,40 @@ mod tag {
         STATE.store(if ok { ON } else { OFF }, Ordering::Relaxed);
     }
 
+    /// Learns the flat map header when flat maps of 1 and 3 keys share one, a 40-key (hash) map has another, and
+    /// reading the 3-key map gives back its keys and values. Otherwise flat maps go through the iterator.
+    unsafe fn learn_flatmap(env: *mut ErlNifEnv) {
+        let make_map = |n: i64| {
+            let keys: Vec<ErlNifTerm> = (1..=n).map(|k| enif_make_int64(env, k)).collect();
+            let vals: Vec<ErlNifTerm> = (1..=n).map(|k| enif_make_int64(env, -k)).collect();
+            let mut map = ErlNifTerm::default();
+            let made =
+                enif_make_map_from_arrays(env, keys.as_ptr(), vals.as_ptr(), n as usize, &mut map);
+            (made != 0 && bits(map) & 0x3 == 0x2).then_some((map, keys, vals))
+        };
+        let (Some((one, ..)), Some((three, keys, vals)), Some((big, ..))) =
+            (make_map(1), make_map(3), make_map(40))
+        else {
+            return;
+        };
+        let word = |t: ErlNifTerm, i: usize| *((bits(t) - 2) as *const usize).add(i);
+        let header = word(one, 0);
+        let keys_term = word(three, 2);
+        if word(three, 0) != header
+            || word(big, 0) == header
+            || word(three, 1) != 3
+            || keys_term & 0x3 != 0x2
+            || *((keys_term - 2) as *const usize) != 3 << 6
+        {
+            return;
+        }
+        if let Some((k, v, 3)) = flatmap_raw(three, header) {
+            if (0..3).all(|i| *k.add(i) == keys[i] && *v.add(i) == vals[i]) {
+                FLATMAP_HEADER.store(header, Ordering::Relaxed);
+            }
+        }
+    }
+
     unsafe fn layout_holds(env: *mut ErlNifEnv) -> bool {
         let small_term = enif_make_int64(env, -12345);
         let big_term = enif_make_int64(env, i64::MAX);
@@ -178,6 +251,7 @@ mod tag {
         let cell = enif_make_list_cell(env, small_term, nil);
         let float_term = enif_make_double(env, -1.5e300);
         let atom = enif_make_atom_len(env, c"rusty_json".as_ptr(), 10);
+        learn_flatmap(env);
         // The non-float and non-list checks only test tag bits (no pointer is followed).
         small_raw(small_term) == Some(-12345)
             && small_raw(big_term).is_none()
@@ -469,6 +543,15 @@ enum Frame {
         backwards: bool,
         seen: Option<KeySet>,
     },
+    /// A flat map (up to 32 keys) read in place: `count` of `len` pairs started.
+    Flat {
+        map: ErlNifTerm,
+        keys: *const ErlNifTerm,
+        vals: *const ErlNifTerm,
+        len: usize,
+        count: usize,
+        seen: Option<KeySet>,
+    },
     /// An ordered object: a list of `{key, value}` (internal fragments, `RustyJson.Encode.keyword/2`).
     Pairs {
         tail: ErlNifTerm,
@@ -480,9 +563,10 @@ enum Frame {
 impl Frame {
     fn count(&self) -> usize {
         match self {
-            Frame::List { count, .. } | Frame::Map { count, .. } | Frame::Pairs { count, .. } => {
-                *count
-            }
+            Frame::List { count, .. }
+            | Frame::Map { count, .. }
+            | Frame::Flat { count, .. }
+            | Frame::Pairs { count, .. } => *count,
         }
     }
 }
@@ -724,6 +808,35 @@ impl<'o> Walker<'o> {
                         }
                         self.close(out, b'}');
                     }
+                    Frame::Flat {
+                        keys,
+                        vals,
+                        len,
+                        count,
+                        ..
+                    } => {
+                        if *count < *len {
+                            let i = *count;
+                            // SAFETY: i < len; the map does not move during the call.
+                            let (key, val) = unsafe { (*keys.add(i), *vals.add(i)) };
+                            if key == self.struct_key
+                                && matches!(
+                                    unsafe { enif_term_type(env, val) },
+                                    ErlNifTermType::ERL_NIF_TERM_TYPE_ATOM
+                                )
+                            {
+                                return Err(Fail::Elixir);
+                            }
+                            *count += 1;
+                            self.separator(out, i == 0);
+                            self.write_key(key, out)?;
+                            self.colon(out);
+                            value = val;
+                            break;
+                        }
+                        self.stack.pop();
+                        self.close(out, b'}');
+                    }
                     Frame::Pairs { tail, count, .. } => {
                         let (mut head, mut rest) = (ErlNifTerm::default(), ErlNifTerm::default());
                         if unsafe { enif_get_list_cell(env, *tail, &mut head, &mut rest) } != 0 {
@@ -800,6 +913,23 @@ impl<'o> Walker<'o> {
                     }
                     let seen = self.seen_set();
                     self.stack.push(Frame::Pairs { tail, count, seen });
+                    return Some(child);
+                }
+                if let Some((keys, vals, len)) = tag::flatmap(container) {
+                    if count > len {
+                        return None;
+                    }
+                    // SAFETY: count - 1 < len.
+                    let child = in_progress.map(|i| unsafe { *vals.add(i) });
+                    let seen = self.seen_set();
+                    self.stack.push(Frame::Flat {
+                        map: container,
+                        keys,
+                        vals,
+                        len,
+                        count,
+                        seen,
+                    });
                     return Some(child);
                 }
                 let mut size = 0;
@@ -916,6 +1046,19 @@ impl<'o> Walker<'o> {
                 return Err(Fail::Elixir);
             }
         }
+        if let Some((keys, vals, len)) = tag::flatmap(term) {
+            out.push(b'{');
+            let seen = self.seen_set();
+            self.stack.push(Frame::Flat {
+                map: term,
+                keys,
+                vals,
+                len,
+                count: 0,
+                seen,
+            });
+            return Ok(());
+        }
         let (iter, backwards) = self
             .map_iterator(term, size)
             .ok_or(Fail::Unsupported(term))?;
@@ -946,7 +1089,7 @@ impl<'o> Walker<'o> {
     /// struct writes), so the struct goes to Elixir first.
     fn inside_struct(&self) -> bool {
         self.stack.iter().any(|frame| match frame {
-            Frame::Map { map, .. } => self.struct_module(*map).is_some(),
+            Frame::Map { map, .. } | Frame::Flat { map, .. } => self.struct_module(*map).is_some(),
             _ => false,
         })
     }
@@ -1073,7 +1216,9 @@ impl<'o> Walker<'o> {
         if self.strict {
             let written = out.as_slice()[start..].to_vec();
             let seen = match self.stack.last_mut() {
-                Some(Frame::Map { seen, .. }) | Some(Frame::Pairs { seen, .. }) => seen,
+                Some(Frame::Map { seen, .. })
+                | Some(Frame::Flat { seen, .. })
+                | Some(Frame::Pairs { seen, .. }) => seen,
                 _ => return Ok(()),
             };
             if let Some(seen) = seen {
