@@ -54,8 +54,9 @@ mod atoms {
     }
 }
 
-/// Work units (one per value, three per float, one per 32 bytes of long strings) the normal scheduler may spend
-/// before the call continues on a dirty scheduler: 0.1-0.3 ms on the benchmark machine (BENCHMARKS.md).
+/// Work units (one per value, two per string, three per float, one more per 32 bytes of a string) the normal
+/// scheduler may spend before the call continues on a dirty scheduler: 0.1-0.3 ms on the benchmark machine
+/// (BENCHMARKS.md).
 const BUDGET: usize = 20_000;
 
 /// A long string, fragment or indentation costs one work unit per 2^5 bytes.
@@ -986,7 +987,8 @@ impl<'o> Walker<'o> {
         match unsafe { enif_term_type(env, term) } {
             ErlNifTermType::ERL_NIF_TERM_TYPE_BITSTRING => {
                 let bytes = self.binary(term).ok_or(Fail::Unsupported(term))?;
-                self.afford(bytes.len() >> BYTES_PER_UNIT_SHIFT)?;
+                // A string costs about twice an integer, plus its length.
+                self.afford(1 + (bytes.len() >> BYTES_PER_UNIT_SHIFT))?;
                 self.write_string(bytes, term, out)
             }
             ErlNifTermType::ERL_NIF_TERM_TYPE_INTEGER => self.write_integer(term, out),
