@@ -94,39 +94,47 @@ for {name, cells} <- rows do
   IO.puts("| #{name} | " <> Enum.join(cells, " | ") <> " |")
 end
 
-# The scheduling threshold: an encode runs on the calling scheduler until it has done 20,000 work units (one per
-# value, two per string, three per float, one more per 32 bytes of a string), then continues on a dirty CPU
-# scheduler from where it stopped. Lists just under and just over the budget show the time the budget stands for and the hop's cost.
-IO.puts("\nScheduler threshold (budget = 20,000 units):\n")
+# The scheduling threshold: an encode runs on the calling scheduler for at most 0.8 ms (the clock is read every
+# 512 work units), then continues on a dirty CPU scheduler from where it stopped. For each element type, a list
+# taking 0.25-0.5 ms (stays on the normal scheduler) and one 4 times as long (continues dirty): the time per
+# element of each shows what continuing dirty costs (the hop, plus a larger working set).
+IO.puts("\nScheduler threshold (0.8 ms on the calling scheduler):\n")
 
 IO.puts(
-  "| input | elements at the budget | just under (normal scheduler) | just over (continues dirty) | hop cost |"
+  "| elements | short list (normal scheduler) | 4x longer list (continues dirty) | per element, short / long |"
 )
 
-IO.puts("| --- | ---: | ---: | ---: | ---: |")
+IO.puts("| --- | ---: | ---: | ---: |")
 
-for {label, make, units} <- [
-      {"integers", fn n -> Enum.to_list(1..n) end, 1},
-      {"short strings", fn n -> Enum.map(1..n, &"hello world #{&1}") end, 2},
-      {"floats", fn n -> Enum.map(1..n, &(&1 / 7)) end, 3}
+time = fn list ->
+  Harness.compare([x: fn -> RustyJson.encode!(list) end], rounds: 5, batch_ms: 10).x.median_us
+end
+
+for {label, make} <- [
+      {"integers", fn n -> Enum.to_list(1..n) end},
+      {"short strings", fn n -> Enum.map(1..n, &"hello world #{&1}") end},
+      {"floats", fn n -> Enum.map(1..n, &(&1 / 7)) end}
     ] do
-  at = div(20_000, units)
-  {n_under, n_over} = {at - 10, at + 10}
-  under = make.(n_under)
-  over = make.(n_over)
+  n =
+    Enum.reduce_while(Stream.iterate(1000, &round(&1 * 1.25)), nil, fn n, _ ->
+      if time.(make.(n)) >= 250, do: {:halt, n}, else: {:cont, n}
+    end)
+
+  short = make.(n)
+  long = make.(4 * n)
 
   r =
     Harness.compare(
-      [under: fn -> RustyJson.encode!(under) end, over: fn -> RustyJson.encode!(over) end],
+      [short: fn -> RustyJson.encode!(short) end, long: fn -> RustyJson.encode!(long) end],
       rounds: rounds,
       batch_ms: 10
     )
 
-  # 20 more elements are 0.1-0.3% more work; the rest of the difference is the hop.
-  hop = r.over.median_us - r.under.median_us * n_over / n_under
+  per = fn us, count -> :erlang.float_to_binary(us * 1000 / count, decimals: 1) <> " ns" end
 
   IO.puts(
-    "| #{label} | #{at} | #{Harness.fmt_us(r.under.median_us)} | #{Harness.fmt_us(r.over.median_us)} | " <>
-      "#{Harness.fmt_us(hop)} |"
+    "| #{n} / #{4 * n} #{label} | #{Harness.fmt_us(r.short.median_us)} | " <>
+      "#{Harness.fmt_us(r.long.median_us)} | #{per.(r.short.median_us, n)} / " <>
+      "#{per.(r.long.median_us, 4 * n)} |"
   )
 end

@@ -1,11 +1,11 @@
 //! Encoding: walks a BEAM term into the core writer in one pass, with an explicit stack (no native recursion),
 //! writing into a buffer that becomes the result binary without a second copy.
 //!
-//! Scheduling: the walk starts on the calling (normal) scheduler with a work budget. Small terms finish within it
-//! and never pay a scheduler hop. When the budget runs out, the walk stops at the last point between two
-//! elements (a `Mark`) and the call continues on a dirty CPU scheduler with the output so far (in a `Partial`
-//! resource) and each open container's position; there the stack is rebuilt from those positions and the walk
-//! goes on without a budget (see BENCHMARKS.md for the measured threshold).
+//! Scheduling: the walk starts on the calling (normal) scheduler with a time limit (`TIME_LIMIT`; the clock is read
+//! every `CHECK_EVERY` work units). Small terms finish within it and never pay a scheduler hop. When the time is
+//! up, the walk stops at the last point between two elements (a `Mark`) and the call continues on a dirty CPU
+//! scheduler with the output so far (in a `Partial` resource) and each open container's position; there the stack
+//! is rebuilt from those positions and the walk goes on without a limit (BENCHMARKS.md has the measurements).
 //!
 //! What the walk cannot do natively (structs other than `RustyJson.Fragment`, fragment functions, map keys that
 //! are not binaries, atoms or numbers) makes it return `{:error, :elixir}`: Elixir resolves those through the
@@ -16,6 +16,7 @@ use std::ffi::c_int;
 use std::mem::MaybeUninit;
 use std::ptr;
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use rustler::sys::{
     enif_alloc_binary, enif_consume_timeslice, enif_get_atom, enif_get_double, enif_get_int64,
@@ -54,10 +55,15 @@ mod atoms {
     }
 }
 
-/// Work units (one per value, two per string, three per float, one more per 32 bytes of a string) the normal
-/// scheduler may spend before the call continues on a dirty scheduler: 0.1-0.3 ms on the benchmark machine
-/// (BENCHMARKS.md).
-const BUDGET: usize = 20_000;
+/// How long an encode may run on the calling (normal) scheduler before it continues on a dirty one.
+const TIME_LIMIT: Duration = Duration::from_micros(800);
+
+/// Work units between two looks at the clock. A unit is a value (two for a string, three for a float) or 32 bytes
+/// of a string, fragment or indentation; 512 of them take 3-15 µs.
+const CHECK_EVERY: usize = 512;
+
+/// What a unit costs at most (non-ASCII text), to judge one big piece (a long string) before starting it.
+const NS_PER_UNIT_MAX: u64 = 40;
 
 /// A long string, fragment or indentation costs one work unit per 2^5 bytes.
 const BYTES_PER_UNIT_SHIFT: u32 = 5;
@@ -348,7 +354,7 @@ fn run<'a>(
     // SAFETY: the stack array outlives the buffer (both live in this frame) and BinStorage copies out of it.
     let mut out =
         unsafe { Buffer::from_raw(stack_buf.as_mut_ptr() as *mut u8, STACK_BYTES, storage) };
-    let mut walker = Walker::new(env, &options, if normal { BUDGET } else { usize::MAX });
+    let mut walker = Walker::new(env, &options, normal.then(Instant::now));
     let root = term.as_c_arg();
     let mut resumed = false;
     if let Some((partial, path)) = resume {
@@ -378,9 +384,8 @@ fn run<'a>(
             result = Err(Fail::Elixir);
         }
     }
-    if normal {
-        let used = BUDGET.saturating_sub(walker.budget);
-        let percent = (used * 100 / BUDGET).clamp(1, 100) as c_int;
+    if let Some(started) = walker.started {
+        let percent = (started.elapsed().as_micros() / 10).clamp(1, 100) as c_int;
         unsafe { enif_consume_timeslice(env.as_c_arg(), percent) };
     }
     match result {
@@ -581,7 +586,7 @@ struct Mark {
     count: usize,
 }
 
-/// Where a walk stopped when its budget ran out: the output up to `mark.len` and each frame's count.
+/// Where a walk stopped when its time ran out: the output up to `mark.len` and each frame's count.
 pub(crate) struct Checkpoint {
     path: Vec<usize>,
 }
@@ -591,7 +596,11 @@ struct Walker<'o> {
     mode: Mode,
     strict: bool,
     pretty: Option<&'o Pretty>,
+    /// Units left before the next look at the clock.
     budget: usize,
+    /// When the walk started on a normal scheduler (None on a dirty one: no limit).
+    started: Option<Instant>,
+    exhausted: bool,
     mark: Mark,
     atom_cache: Vec<(ErlNifTerm, u32, u32)>,
     atom_bytes: Vec<u8>,
@@ -614,7 +623,7 @@ impl Drop for Walker<'_> {
 type Out = Buffer<BinStorage>;
 
 impl<'o> Walker<'o> {
-    fn new(env: Env, options: &'o Options, budget: usize) -> Self {
+    fn new(env: Env, options: &'o Options, started: Option<Instant>) -> Self {
         tag::verify(env.as_c_arg());
         let a = |atom: rustler::Atom| atom.encode(env).as_c_arg();
         Walker {
@@ -622,7 +631,13 @@ impl<'o> Walker<'o> {
             mode: options.mode,
             strict: options.strict,
             pretty: options.pretty.as_ref(),
-            budget,
+            budget: if started.is_some() {
+                CHECK_EVERY
+            } else {
+                usize::MAX
+            },
+            started,
+            exhausted: false,
             mark: Mark::default(),
             atom_cache: Vec::new(),
             atom_bytes: Vec::new(),
@@ -645,19 +660,43 @@ impl<'o> Walker<'o> {
         }
     }
 
-    /// Counts work; the walk stops at the next mark once the budget is spent.
+    /// Counts work; every CHECK_EVERY units the clock says whether the time on this scheduler is up (then the
+    /// walk stops at the next mark).
     #[inline(always)]
     fn spend(&mut self, units: usize) {
-        self.budget = self.budget.saturating_sub(units);
+        if self.budget > units {
+            self.budget -= units;
+        } else {
+            self.look_at_clock();
+        }
     }
 
-    /// For one big piece of work (a long string or fragment): give up now rather than exceed the budget.
+    #[cold]
+    #[inline(never)]
+    fn look_at_clock(&mut self) {
+        match self.started {
+            Some(started) if started.elapsed() >= TIME_LIMIT => {
+                self.budget = 0;
+                self.exhausted = true;
+            }
+            Some(_) => self.budget = CHECK_EVERY,
+            None => self.budget = usize::MAX,
+        }
+    }
+
+    /// For one big piece of work (a long string or fragment): give up now rather than exceed the time limit.
     #[inline(always)]
     fn afford(&mut self, units: usize) -> Result<(), Fail> {
-        if units > self.budget {
-            return Err(Fail::Budget);
+        if units > CHECK_EVERY {
+            if let Some(started) = self.started {
+                let cost = Duration::from_nanos(units as u64 * NS_PER_UNIT_MAX);
+                if started.elapsed() + cost > TIME_LIMIT {
+                    return Err(Fail::Budget);
+                }
+                self.budget = 0;
+            }
         }
-        self.budget -= units;
+        self.spend(units);
         Ok(())
     }
 
@@ -745,7 +784,7 @@ impl<'o> Walker<'o> {
                     depth,
                     count,
                 };
-                if self.budget == 0 {
+                if self.exhausted {
                     return Err(Fail::Budget);
                 }
                 let env = self.env;
