@@ -102,6 +102,12 @@ defmodule RustyJson.Encode do
     }
   end
 
+  def exception({:improper_list, tail}),
+    do:
+      ArgumentError.exception(
+        "cannot encode an improper list (its last tail is #{inspect(tail)})"
+      )
+
   def exception({:badarg, opts}),
     do: ArgumentError.exception("invalid encode options: #{inspect(opts)}")
 

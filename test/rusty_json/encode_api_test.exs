@@ -132,6 +132,11 @@ defmodule RustyJson.EncodeApiTest do
       assert {:error, %Protocol.UndefinedError{value: {:a, 1}}} = RustyJson.encode(a: 1)
     end
 
+    test "an improper list is an ArgumentError, not a silently shortened array" do
+      assert {:error, %ArgumentError{message: "cannot encode an improper list" <> _}} =
+               RustyJson.encode([1, [2 | 3]])
+    end
+
     test "invalid UTF-8 reports the byte and the whole string" do
       assert_raise EncodeError, "invalid byte 0x80 in <<111, 107, 128, 120>>", fn ->
         RustyJson.encode!(%{"k" => [<<111, 107, 128, 120>>]})

@@ -43,6 +43,7 @@ mod atoms {
         unsupported,
         invalid_byte,
         duplicate_key,
+        improper_list,
         elixir,
         json,
         javascript_safe,
@@ -379,7 +380,13 @@ fn run<'a>(
         }
     }
     let mut result = walker.walk(root, &mut out, resumed);
-    if let Err(Fail::InvalidByte(..) | Fail::Unsupported(_) | Fail::DuplicateKey(_)) = result {
+    if let Err(
+        Fail::InvalidByte(..)
+        | Fail::Unsupported(_)
+        | Fail::DuplicateKey(_)
+        | Fail::ImproperList(_),
+    ) = result
+    {
         if walker.inside_struct() {
             result = Err(Fail::Elixir);
         }
@@ -514,6 +521,8 @@ enum Fail {
     InvalidByte(u8, ErlNifTerm),
     Unsupported(ErlNifTerm),
     DuplicateKey(ErlNifTerm),
+    /// A list whose last tail is not `[]` (the tail).
+    ImproperList(ErlNifTerm),
     /// The term needs Elixir (a struct, a fragment function, an unusual key): resolve there and call again.
     Elixir,
     Budget,
@@ -526,6 +535,7 @@ impl Fail {
             Fail::InvalidByte(b, original) => (atoms::invalid_byte(), b, t(original)).encode(env),
             Fail::Unsupported(value) => (atoms::unsupported(), t(value)).encode(env),
             Fail::DuplicateKey(key) => (atoms::duplicate_key(), t(key)).encode(env),
+            Fail::ImproperList(tail) => (atoms::improper_list(), t(tail)).encode(env),
             Fail::Elixir | Fail::Budget => atoms::elixir().encode(env),
         };
         (atoms::error(), reason).encode(env)
@@ -587,7 +597,7 @@ struct Mark {
 }
 
 /// Where a walk stopped when its time ran out: the output up to `mark.len` and each frame's count.
-pub(crate) struct Checkpoint {
+struct Checkpoint {
     path: Vec<usize>,
 }
 
@@ -802,6 +812,9 @@ impl<'o> Walker<'o> {
                             self.separator(out, first);
                             value = head;
                             break;
+                        }
+                        if unsafe { rustler::sys::enif_is_empty_list(env, *tail) } == 0 {
+                            return Err(Fail::ImproperList(*tail));
                         }
                         self.stack.pop();
                         self.close(out, b']');
