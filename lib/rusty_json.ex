@@ -10,32 +10,56 @@ defmodule RustyJson do
   """
 
   alias RustyJson.{DecodeError, EncodeError, Native}
+  alias RustyJson.{Encode, EncodeOptions}
+  require EncodeOptions
 
   @typedoc "A term that can be encoded."
   @type encodable :: term()
 
   @doc """
   Encodes `input` to a JSON binary. Returns `{:ok, json}` or `{:error, exception}`.
+
+  Options (as Jason's):
+    * `:escape`: `:json` (default), `:javascript_safe`, `:html_safe` or `:unicode_safe`.
+    * `:maps`: `:naive` (default) or `:strict` (two keys converting to the same string are an error).
+    * `:pretty`: `true`, or a keyword list with `:indent`, `:line_separator`, `:after_colon`.
   """
   @spec encode(encodable(), keyword()) ::
           {:ok, String.t()} | {:error, EncodeError.t() | Exception.t()}
-  def encode(input, opts \\ []) do
-    case Native.encode(input, opts) do
-      json when is_binary(json) -> {:ok, json}
-      {:error, reason} -> {:error, encode_exception(reason)}
-    end
-  end
+  def encode(input, opts \\ [])
+  def encode(input, []), do: Encode.run(input, EncodeOptions.default())
+  def encode(input, opts), do: Encode.run(input, EncodeOptions.new(opts))
 
   @doc """
   Encodes `input` to a JSON binary; raises `RustyJson.EncodeError` or `Protocol.UndefinedError` on failure.
   """
   @spec encode!(encodable(), keyword()) :: String.t()
-  def encode!(input, opts \\ []) do
-    case Native.encode(input, opts) do
+  def encode!(input, opts \\ [])
+
+  def encode!(input, []) do
+    case Native.encode(input, EncodeOptions.default()) do
       json when is_binary(json) -> json
-      {:error, reason} -> raise encode_exception(reason)
+      other -> other |> Encode.result(input, EncodeOptions.default()) |> unwrap!()
     end
   end
+
+  def encode!(input, opts), do: input |> Encode.run(EncodeOptions.new(opts)) |> unwrap!()
+
+  defp unwrap!({:ok, json}), do: json
+  defp unwrap!({:error, exception}), do: raise(exception)
+
+  @doc """
+  Encodes `input` to JSON iodata (a binary). Returns `{:ok, iodata}` or `{:error, exception}`.
+  """
+  @spec encode_to_iodata(encodable(), keyword()) ::
+          {:ok, iodata()} | {:error, EncodeError.t() | Exception.t()}
+  def encode_to_iodata(input, opts \\ []), do: encode(input, opts)
+
+  @doc """
+  Encodes `input` to JSON iodata (a binary); raises like `encode!/2`.
+  """
+  @spec encode_to_iodata!(encodable(), keyword()) :: iodata()
+  def encode_to_iodata!(input, opts \\ []), do: encode!(input, opts)
 
   @doc """
   Decodes JSON `input` (a binary or iodata). Returns `{:ok, term}` or `{:error, %RustyJson.DecodeError{}}`.
@@ -62,12 +86,6 @@ defmodule RustyJson do
       term -> term
     end
   end
-
-  defp encode_exception({:invalid_byte, byte, original}),
-    do: EncodeError.invalid_byte(byte, original)
-
-  defp encode_exception({:unsupported, value}),
-    do: %Protocol.UndefinedError{protocol: RustyJson.Encoder, value: value, description: ""}
 
   defp decode_exception({position, token}, input),
     do: %DecodeError{position: position, token: token, data: input}

@@ -13,6 +13,10 @@ defmodule RustyJson.EncodeError do
       message: "invalid byte 0x" <> Integer.to_string(byte, 16) <> " in " <> inspect(original)
     }
   end
+
+  @doc false
+  @spec duplicate_key(term()) :: t()
+  def duplicate_key(key), do: %__MODULE__{message: "duplicate key: " <> to_string(key)}
 end
 
 defmodule RustyJson.DecodeError do

@@ -1,43 +1,215 @@
 //! The output buffer every writer appends to.
+//!
+//! A [`Buffer`] writes through a raw pointer into memory owned by a [`Storage`]. The hot appends check the
+//! capacity inline; growth is out of line and cold. The NIF supplies a storage backed by an Erlang binary (so the
+//! output becomes the result binary without a copy); tests and Rust callers use a `Vec<u8>`.
 
-/// A growable byte buffer. The hot append checks capacity inline; growth lives out of line.
-#[derive(Default, Debug)]
-pub struct Buffer {
-    bytes: Vec<u8>,
+use std::ptr;
+
+/// Memory a [`Buffer`] writes into.
+///
+/// # Safety
+/// `grow` must return a pointer to at least `needed` writable bytes whose first `len` bytes are the bytes the
+/// buffer wrote so far (at the previous pointer), and the returned memory must stay valid until the next `grow` or
+/// until the storage is dropped.
+pub unsafe trait Storage {
+    /// Makes room for at least `needed` bytes, keeping the first `len`; returns the (new) pointer and capacity.
+    fn grow(&mut self, ptr: *mut u8, len: usize, needed: usize) -> (*mut u8, usize);
 }
 
-impl Buffer {
+/// A `Vec<u8>` as storage: the vector's own length stays 0 while the buffer writes; see [`Buffer::into_vec`].
+unsafe impl Storage for Vec<u8> {
+    fn grow(&mut self, _ptr: *mut u8, len: usize, needed: usize) -> (*mut u8, usize) {
+        // SAFETY: the buffer wrote `len` initialised bytes into this vector's allocation.
+        unsafe { self.set_len(len) };
+        let target = needed.max(len * 2).max(64);
+        self.reserve_exact(target - len);
+        unsafe { self.set_len(0) };
+        (self.as_mut_ptr(), self.capacity())
+    }
+}
+
+/// A growable byte buffer over a [`Storage`].
+pub struct Buffer<S: Storage = Vec<u8>> {
+    ptr: *mut u8,
+    len: usize,
+    cap: usize,
+    storage: S,
+}
+
+impl Default for Buffer<Vec<u8>> {
+    fn default() -> Self {
+        Buffer::with_capacity(0)
+    }
+}
+
+impl Buffer<Vec<u8>> {
     pub fn with_capacity(capacity: usize) -> Self {
+        let mut v = Vec::with_capacity(capacity);
         Buffer {
-            bytes: Vec::with_capacity(capacity),
+            ptr: v.as_mut_ptr(),
+            len: 0,
+            cap: v.capacity(),
+            storage: v,
         }
     }
 
-    #[inline]
-    pub fn push(&mut self, byte: u8) {
-        self.bytes.push(byte);
+    pub fn into_vec(mut self) -> Vec<u8> {
+        // SAFETY: `len` bytes were written into the vector's allocation.
+        unsafe { self.storage.set_len(self.len) };
+        self.storage
+    }
+}
+
+impl<S: Storage> Buffer<S> {
+    /// A buffer writing first into `initial` (`cap` bytes, e.g. a stack array), then into what `storage` grows.
+    ///
+    /// # Safety
+    /// `initial` must be valid for `cap` bytes of writes for as long as the buffer writes there (until the first
+    /// growth), and `storage.grow` must accept it as the previous pointer.
+    pub unsafe fn from_raw(initial: *mut u8, cap: usize, storage: S) -> Self {
+        Buffer {
+            ptr: initial,
+            len: 0,
+            cap,
+            storage,
+        }
     }
 
-    #[inline]
+    #[inline(always)]
+    pub fn reserve(&mut self, additional: usize) {
+        if self.cap - self.len < additional {
+            self.grow(additional);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self, additional: usize) {
+        let needed = self.len.checked_add(additional).expect("output too large");
+        let (ptr, cap) = self.storage.grow(self.ptr, self.len, needed);
+        assert!(cap >= needed);
+        self.ptr = ptr;
+        self.cap = cap;
+    }
+
+    #[inline(always)]
+    pub fn push(&mut self, byte: u8) {
+        self.reserve(1);
+        // SAFETY: capacity checked above.
+        unsafe { self.push_unchecked(byte) };
+    }
+
+    /// # Safety
+    /// The caller reserved room for the byte.
+    #[inline(always)]
+    pub unsafe fn push_unchecked(&mut self, byte: u8) {
+        *self.ptr.add(self.len) = byte;
+        self.len += 1;
+    }
+
+    #[inline(always)]
     pub fn extend(&mut self, bytes: &[u8]) {
-        self.bytes.extend_from_slice(bytes);
+        self.reserve(bytes.len());
+        // SAFETY: capacity checked above.
+        unsafe { self.extend_unchecked(bytes) };
+    }
+
+    /// # Safety
+    /// The caller reserved room for the bytes.
+    #[inline(always)]
+    pub unsafe fn extend_unchecked(&mut self, bytes: &[u8]) {
+        ptr::copy_nonoverlapping(bytes.as_ptr(), self.ptr.add(self.len), bytes.len());
+        self.len += bytes.len();
+    }
+
+    /// Where the next byte goes; the caller may write up to the reserved room there, then call `advance`.
+    ///
+    /// # Safety
+    /// Writes through the pointer must stay within the room reserved with `reserve`.
+    #[inline(always)]
+    pub unsafe fn tail_ptr(&mut self) -> *mut u8 {
+        self.ptr.add(self.len)
+    }
+
+    /// Counts `n` bytes written at `tail_ptr` as part of the output.
+    ///
+    /// # Safety
+    /// The `n` bytes were reserved and written.
+    #[inline(always)]
+    pub unsafe fn advance(&mut self, n: usize) {
+        self.len += n;
     }
 
     #[inline]
     pub fn len(&self) -> usize {
-        self.bytes.len()
+        self.len
     }
 
     #[inline]
     pub fn is_empty(&self) -> bool {
-        self.bytes.is_empty()
+        self.len == 0
+    }
+
+    /// Forgets everything written after `len` bytes.
+    #[inline]
+    pub fn truncate(&mut self, len: usize) {
+        if len < self.len {
+            self.len = len;
+        }
     }
 
     pub fn as_slice(&self) -> &[u8] {
-        &self.bytes
+        if self.len == 0 {
+            return &[];
+        }
+        // SAFETY: `len` bytes were written at `ptr`.
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
     }
 
-    pub fn into_vec(self) -> Vec<u8> {
-        self.bytes
+    /// The storage, the current pointer and the written length (for a storage that turns into the result).
+    pub fn into_parts(self) -> (S, *mut u8, usize) {
+        (self.storage, self.ptr, self.len)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grows_and_keeps_bytes() {
+        let mut b = Buffer::default();
+        for i in 0..1000u32 {
+            b.extend(i.to_string().as_bytes());
+            b.push(b',');
+        }
+        let expected: String = (0..1000u32).map(|i| format!("{i},")).collect();
+        assert_eq!(b.as_slice(), expected.as_bytes());
+        assert_eq!(b.into_vec(), expected.into_bytes());
+    }
+
+    #[test]
+    fn starts_in_an_initial_array() {
+        let mut stack = [0u8; 4];
+        let mut b = unsafe { Buffer::from_raw(stack.as_mut_ptr(), 4, StackThenVec(Vec::new())) };
+        b.extend(b"abc");
+        b.extend(b"defgh");
+        assert_eq!(b.as_slice(), b"abcdefgh");
+    }
+
+    struct StackThenVec(Vec<u8>);
+
+    unsafe impl Storage for StackThenVec {
+        fn grow(&mut self, ptr: *mut u8, len: usize, needed: usize) -> (*mut u8, usize) {
+            if self.0.capacity() == 0 {
+                let mut v = Vec::with_capacity(needed * 2);
+                unsafe { ptr::copy_nonoverlapping(ptr, v.as_mut_ptr(), len) };
+                self.0 = v;
+                (self.0.as_mut_ptr(), self.0.capacity())
+            } else {
+                self.0.grow(ptr, len, needed)
+            }
+        }
     }
 }

@@ -1,16 +1,34 @@
-//! String escaping for JSON output.
+//! String escaping for JSON output, with UTF-8 validation in the same pass.
+//!
+//! Four modes, as Jason's `escape:` option: `:json`, `:javascript_safe` (adds U+2028/U+2029), `:html_safe` (adds
+//! those, `/` as `\/` and `<` as `\u003C`) and `:unicode_safe` (every non-ASCII character as `\uXXXX`).
 
-use crate::buffer::Buffer;
+use crate::buffer::{Buffer, Storage};
 
-/// For each byte: 0 = copy as is, otherwise the escape kind.
-/// `b'u'` means `\u00XX`; any other value is the letter after the backslash.
-static JSON_ESCAPES: [u8; 256] = build_json_table();
+/// Jason's `escape:` modes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    Json,
+    JavaScript,
+    Html,
+    Unicode,
+}
 
-const fn build_json_table() -> [u8; 256] {
+/// Table entries: 0 = copy as is; `NON_ASCII` = a UTF-8 lead or continuation byte (validate, maybe escape);
+/// `b'u'` = `\u00XX`; `b'<'` = `\u003C`; any other value = the letter after the backslash.
+const NON_ASCII: u8 = 0xFF;
+
+const fn build_table(html: bool) -> [u8; 256] {
     let mut table = [0u8; 256];
     let mut i = 0;
     while i < 0x20 {
         table[i] = b'u';
+        i += 1;
+    }
+    while i < 256 {
+        if i >= 0x80 {
+            table[i] = NON_ASCII;
+        }
         i += 1;
     }
     table[0x08] = b'b';
@@ -20,50 +38,205 @@ const fn build_json_table() -> [u8; 256] {
     table[0x0D] = b'r';
     table[b'"' as usize] = b'"';
     table[b'\\' as usize] = b'\\';
+    if html {
+        table[b'/' as usize] = b'/';
+        table[b'<' as usize] = b'<';
+    }
     table
 }
 
-const HEX_UPPER: &[u8; 16] = b"0123456789ABCDEF";
+static JSON_TABLE: [u8; 256] = build_table(false);
+static HTML_TABLE: [u8; 256] = build_table(true);
 
-/// Writes `s` as a quoted JSON string (escape mode `:json`). `s` must already be valid UTF-8.
-pub fn write_json_string(out: &mut Buffer, s: &[u8]) {
-    out.push(b'"');
+const HEX_UPPER: &[u8; 16] = b"0123456789ABCDEF";
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGHS: u64 = 0x8080_8080_8080_8080;
+
+/// True when one of the 8 bytes may need attention: below 0x20, `"`, `\`, non-ASCII (and `/`, `<` for html).
+/// False positives are allowed (the byte loop sorts them out); false negatives are not.
+#[inline(always)]
+fn word_needs_attention(w: u64, html: bool) -> bool {
+    #[inline(always)]
+    fn has_byte(w: u64, b: u8) -> u64 {
+        let x = w ^ (ONES * b as u64);
+        x.wrapping_sub(ONES) & !x
+    }
+    let below_20 = w.wrapping_sub(ONES * 0x20) & !w;
+    let mut hits = (w | below_20 | has_byte(w, b'"') | has_byte(w, b'\\')) & HIGHS;
+    if html {
+        hits |= (has_byte(w, b'/') | has_byte(w, b'<')) & HIGHS;
+    }
+    hits != 0
+}
+
+/// Decodes the UTF-8 sequence at `s[i]` (a byte >= 0x80) as the BEAM's `<<c::utf8>>` match does: no overlong
+/// forms, no surrogates, nothing above U+10FFFF. Returns the code point and length, or `None`.
+#[inline]
+fn decode_utf8(s: &[u8], i: usize) -> Option<(u32, usize)> {
+    let b0 = s[i] as u32;
+    let cont = |k: usize| -> Option<u32> {
+        match s.get(i + k) {
+            Some(&b) if b & 0xC0 == 0x80 => Some((b & 0x3F) as u32),
+            _ => None,
+        }
+    };
+    match b0 {
+        0xC2..=0xDF => Some((((b0 & 0x1F) << 6) | cont(1)?, 2)),
+        0xE0..=0xEF => {
+            let c = ((b0 & 0x0F) << 12) | (cont(1)? << 6) | cont(2)?;
+            if c < 0x800 || (0xD800..=0xDFFF).contains(&c) {
+                None
+            } else {
+                Some((c, 3))
+            }
+        }
+        0xF0..=0xF4 => {
+            let c = ((b0 & 0x07) << 18) | (cont(1)? << 12) | (cont(2)? << 6) | cont(3)?;
+            if !(0x10000..=0x10FFFF).contains(&c) {
+                None
+            } else {
+                Some((c, 4))
+            }
+        }
+        _ => None,
+    }
+}
+
+#[inline]
+fn write_u_escape<S: Storage>(out: &mut Buffer<S>, unit: u32) {
+    out.reserve(6);
+    unsafe {
+        out.extend_unchecked(b"\\u");
+        out.push_unchecked(HEX_UPPER[((unit >> 12) & 0xF) as usize]);
+        out.push_unchecked(HEX_UPPER[((unit >> 8) & 0xF) as usize]);
+        out.push_unchecked(HEX_UPPER[((unit >> 4) & 0xF) as usize]);
+        out.push_unchecked(HEX_UPPER[(unit & 0xF) as usize]);
+    }
+}
+
+/// Writes `s` as a quoted JSON string in `mode`, validating UTF-8 on the way.
+///
+/// On invalid UTF-8 returns `Err(index)` of the byte Jason reports (the start of the first invalid sequence); what
+/// was written is then garbage and the caller abandons the output.
+#[inline]
+pub fn write_string<S: Storage>(out: &mut Buffer<S>, s: &[u8], mode: Mode) -> Result<(), usize> {
+    let html = mode == Mode::Html;
+    let table = if html { &HTML_TABLE } else { &JSON_TABLE };
+    let n = s.len();
+    out.reserve(n + 2);
+    unsafe { out.push_unchecked(b'"') };
     let mut start = 0;
-    for (i, &b) in s.iter().enumerate() {
-        let kind = JSON_ESCAPES[b as usize];
+    let mut i = 0;
+    loop {
+        while i + 8 <= n {
+            let w = u64::from_le_bytes(s[i..i + 8].try_into().unwrap());
+            if word_needs_attention(w, html) {
+                break;
+            }
+            i += 8;
+        }
+        if i >= n {
+            break;
+        }
+        let b = s[i];
+        let kind = table[b as usize];
         if kind == 0 {
+            i += 1;
             continue;
         }
-        out.extend(&s[start..i]);
-        if kind == b'u' {
-            out.extend(b"\\u00");
-            out.push(HEX_UPPER[(b >> 4) as usize]);
-            out.push(HEX_UPPER[(b & 0xF) as usize]);
-        } else {
-            out.push(b'\\');
-            out.push(kind);
+        if kind != NON_ASCII {
+            out.extend(&s[start..i]);
+            match kind {
+                b'u' => write_u_escape(out, b as u32),
+                b'<' => out.extend(b"\\u003C"),
+                _ => out.extend(&[b'\\', kind]),
+            }
+            i += 1;
+            start = i;
+            continue;
         }
-        start = i + 1;
+        let (cp, len) = decode_utf8(s, i).ok_or(i)?;
+        match mode {
+            Mode::Json => {}
+            Mode::JavaScript | Mode::Html => {
+                if cp == 0x2028 || cp == 0x2029 {
+                    out.extend(&s[start..i]);
+                    write_u_escape(out, cp);
+                    start = i + len;
+                }
+            }
+            Mode::Unicode => {
+                out.extend(&s[start..i]);
+                if cp >= 0x10000 {
+                    let c = cp - 0x10000;
+                    write_u_escape(out, 0xD800 | (c >> 10));
+                    write_u_escape(out, 0xDC00 | (c & 0x3FF));
+                } else {
+                    write_u_escape(out, cp);
+                }
+                start = i + len;
+            }
+        }
+        i += len;
     }
     out.extend(&s[start..]);
     out.push(b'"');
+    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn escaped(s: &str) -> String {
+    fn esc(s: &[u8], mode: Mode) -> Result<String, usize> {
         let mut out = Buffer::default();
-        write_json_string(&mut out, s.as_bytes());
-        String::from_utf8(out.into_vec()).unwrap()
+        write_string(&mut out, s, mode)?;
+        Ok(String::from_utf8(out.into_vec()).unwrap())
+    }
+
+    fn escaped(s: &str) -> String {
+        esc(s.as_bytes(), Mode::Json).unwrap()
     }
 
     #[test]
     fn short_and_unicode_escapes() {
         assert_eq!(escaped("a\"b\\c"), r#""a\"b\\c""#);
         assert_eq!(escaped("\n\t\r\u{8}\u{c}"), r#""\n\t\r\b\f""#);
-        assert_eq!(escaped("\u{1}\u{1f}"), r#""\u0001\u001F""#);
+        assert_eq!(escaped("\u{1}\u{1f}\u{7f}"), "\"\\u0001\\u001F\u{7f}\"");
         assert_eq!(escaped("héllo/<"), "\"héllo/<\"");
+        assert_eq!(
+            escaped("a long run of plain ascii text, then \"quotes\""),
+            r#""a long run of plain ascii text, then \"quotes\"""#
+        );
+    }
+
+    #[test]
+    fn modes() {
+        let s = "a/<>&\u{2028}\u{2029}é😀".as_bytes();
+        assert_eq!(esc(s, Mode::Json).unwrap(), "\"a/<>&\u{2028}\u{2029}é😀\"");
+        assert_eq!(
+            esc(s, Mode::JavaScript).unwrap(),
+            "\"a/<>&\\u2028\\u2029é😀\""
+        );
+        assert_eq!(
+            esc(s, Mode::Html).unwrap(),
+            "\"a\\/\\u003C>&\\u2028\\u2029é😀\""
+        );
+        assert_eq!(
+            esc(s, Mode::Unicode).unwrap(),
+            "\"a/<>&\\u2028\\u2029\\u00E9\\uD83D\\uDE00\""
+        );
+    }
+
+    #[test]
+    fn invalid_utf8_reports_the_byte_jason_reports() {
+        assert_eq!(esc(&[255], Mode::Json), Err(0));
+        assert_eq!(esc(b"hello\xFF", Mode::Json), Err(5));
+        assert_eq!(esc(&[0xC0, 0x80], Mode::Json), Err(0));
+        assert_eq!(esc(&[0xE2, 0x82], Mode::Html), Err(0));
+        assert_eq!(esc(&[0xED, 0xA0, 0x80], Mode::Json), Err(0));
+        assert_eq!(esc(&[0xF4, 0x90, 0x80, 0x80], Mode::Unicode), Err(0));
+        assert_eq!(esc(b"ok\x80x", Mode::JavaScript), Err(2));
+        assert_eq!(esc(b"0123456789abc\xFE", Mode::Json), Err(13));
     }
 }

@@ -7,3 +7,4 @@ pub mod buffer;
 pub mod escape;
 pub mod number;
 pub mod parser;
+pub mod pretty;

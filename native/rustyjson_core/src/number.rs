@@ -1,62 +1,177 @@
 //! Number formatting (itoa, ryu) and the OTP float layout.
 
-use crate::buffer::Buffer;
+use std::ptr;
+
+use crate::buffer::{Buffer, Storage};
 
 /// Writes a 64-bit integer in decimal.
 #[inline]
-pub fn write_i64(out: &mut Buffer, n: i64) {
+pub fn write_i64<S: Storage>(out: &mut Buffer<S>, n: i64) {
     let mut buf = itoa::Buffer::new();
     out.extend(buf.format(n).as_bytes());
 }
 
-/// Writes a finite float the way `:erlang.float_to_binary(f, [:short])` lays it out:
-/// ryu's shortest digits, in plain decimal or scientific form, whichever is shorter (decimal on a tie).
-pub fn write_f64(out: &mut Buffer, f: f64) {
-    let mut buf = ryu::Buffer::new();
-    let text = buf.format_finite(f).as_bytes();
-    let (negative, digits, point) = split_ryu(text);
-    if negative {
-        out.push(b'-');
+/// Writes a 64-bit unsigned integer in decimal.
+#[inline]
+pub fn write_u64<S: Storage>(out: &mut Buffer<S>, n: u64) {
+    let mut buf = itoa::Buffer::new();
+    out.extend(buf.format(n).as_bytes());
+}
+
+/// 2^53: from here on OTP writes floats in scientific form whatever the lengths.
+const TWO_POW_53: f64 = 9007199254740992.0;
+
+/// Writes a finite float the way `:erlang.float_to_binary(f, [:short])` lays it out (OTP 25): ryu's shortest
+/// digits, in scientific form when |f| >= 2^53, otherwise in plain decimal or scientific form, whichever is
+/// shorter (decimal on a tie).
+///
+/// ryu writes straight into the output; its text already is OTP's in the common cases (`-65.613617`, `0.04166`,
+/// `3.0`: the scientific form is never shorter) and needs only `.0` when it is scientific with one digit
+/// (`1e-7`). The other cases (`1000.0`, `0.00012`, 2^53 and up) are laid out again by `write_f64_layout`.
+#[inline]
+pub fn write_f64<S: Storage>(out: &mut Buffer<S>, f: f64) {
+    out.reserve(32);
+    // SAFETY: ryu writes at most 24 bytes; 32 are reserved. Fix-ups below stay within the 32.
+    unsafe {
+        let start = out.tail_ptr();
+        let n = ryu::raw::format64(f, start);
+        let text = std::slice::from_raw_parts(start, n);
+        let digits_from = (text[0] == b'-') as usize;
+        if let Some(e) = text.iter().position(|&b| b == b'e') {
+            if !text[..e].contains(&b'.') {
+                // 1e-7 -> 1.0e-7
+                ptr::copy(start.add(e), start.add(e + 2), n - e);
+                ptr::copy_nonoverlapping(b".0".as_ptr(), start.add(e), 2);
+                out.advance(n + 2);
+            } else {
+                out.advance(n);
+            }
+            return;
+        }
+        let body = &text[digits_from..];
+        let as_is = if body.starts_with(b"0.") {
+            // 0.0, 0.d, 0.0d, 0.00d: the scientific form is never shorter (from 0.000d on it can be).
+            let zeros = body[2..].iter().take_while(|&&b| b == b'0').count();
+            zeros <= 2 || zeros == body.len() - 2
+        } else if body.ends_with(b".0") {
+            // ddd.0 with a last integer digit other than 0 (100.0 vs 1.0e2 needs counting), below 2^53.
+            body[body.len() - 3] != b'0' && f.abs() < TWO_POW_53
+        } else {
+            // ddd.ddd: the scientific form is always longer.
+            true
+        };
+        if as_is {
+            out.advance(n);
+            return;
+        }
+        let mut copy = [0u8; 32];
+        copy[..n].copy_from_slice(text);
+        write_f64_layout(out, f, &copy[..n]);
     }
-    let digits = digits.as_slice();
-    let n = digits.len() as i32;
-    let decimal_len = if point <= 0 {
-        2 + (-point) + n
-    } else if point < n {
-        n + 1
-    } else {
-        point + 2
+}
+
+/// Lays out ryu's text `text` for `f` by OTP's rule (the general case of `write_f64`).
+fn write_f64_layout<S: Storage>(out: &mut Buffer<S>, f: f64, text: &[u8]) {
+    // Split ryu's text into sign, significant digits and exponent (value = d.ddd * 10^exp).
+    let (negative, text) = match text.first() {
+        Some(b'-') => (true, &text[1..]),
+        _ => (false, text),
     };
-    let exp = point - 1;
-    let sci_len = 1 + 1 + (n - 1).max(1) + 1 + exp_len(exp);
-    if decimal_len <= sci_len {
-        if point <= 0 {
-            out.extend(b"0.");
-            for _ in 0..(-point) {
-                out.push(b'0');
+    let mut digits = [0u8; 32];
+    let mut n = 0usize;
+    let mut point: i32 = -1; // digits before the '.', counting leading zeros
+    let mut e10: i32 = 0;
+    let mut i = 0;
+    while i < text.len() {
+        match text[i] {
+            b'.' => point = n as i32,
+            b'e' | b'E' => {
+                e10 = parse_exp(&text[i + 1..]);
+                break;
             }
-            out.extend(digits);
-        } else if point < n {
-            out.extend(&digits[..point as usize]);
-            out.push(b'.');
-            out.extend(&digits[point as usize..]);
-        } else {
-            out.extend(digits);
-            for _ in 0..(point - n) {
-                out.push(b'0');
+            d => {
+                digits[n] = d;
+                n += 1;
             }
-            out.extend(b".0");
         }
+        i += 1;
+    }
+    if point < 0 {
+        point = n as i32;
+    }
+    // Strip leading zeros (0.00123) and trailing zeros (1200.0).
+    let lead = digits[..n].iter().take_while(|&&d| d == b'0').count();
+    let mut digits = &digits[lead..n];
+    let mut exp = point - lead as i32 - 1 + e10;
+    while digits.len() > 1 && digits[digits.len() - 1] == b'0' {
+        digits = &digits[..digits.len() - 1];
+    }
+    if digits.is_empty() {
+        digits = b"0";
+        exp = 0;
+    }
+    let nd = digits.len() as i32;
+
+    let decimal_len = if exp < 0 {
+        // 0.000ddd
+        2 + (-exp - 1) + nd
+    } else if exp + 1 >= nd {
+        // ddd000.0
+        exp + 1 + 2
     } else {
-        out.push(digits[0]);
-        out.push(b'.');
-        if n > 1 {
-            out.extend(&digits[1..]);
-        } else {
-            out.push(b'0');
+        nd + 1
+    };
+    let sci_len = 2 + (nd - 1).max(1) + 1 + exp_len(exp);
+    let scientific = f.abs() >= TWO_POW_53 || sci_len < decimal_len;
+
+    out.reserve(32);
+    unsafe {
+        if negative {
+            out.push_unchecked(b'-');
         }
-        out.push(b'e');
-        write_i64(out, exp as i64);
+        if scientific {
+            out.push_unchecked(digits[0]);
+            out.push_unchecked(b'.');
+            if nd > 1 {
+                out.extend_unchecked(&digits[1..]);
+            } else {
+                out.push_unchecked(b'0');
+            }
+            out.push_unchecked(b'e');
+            let mut ib = itoa::Buffer::new();
+            out.extend_unchecked(ib.format(exp).as_bytes());
+        } else if exp < 0 {
+            out.extend_unchecked(b"0.");
+            for _ in 0..(-exp - 1) {
+                out.push_unchecked(b'0');
+            }
+            out.extend_unchecked(digits);
+        } else if exp + 1 >= nd {
+            out.extend_unchecked(digits);
+            for _ in 0..(exp + 1 - nd) {
+                out.push_unchecked(b'0');
+            }
+            out.extend_unchecked(b".0");
+        } else {
+            let int_len = (exp + 1) as usize;
+            out.extend_unchecked(&digits[..int_len]);
+            out.push_unchecked(b'.');
+            out.extend_unchecked(&digits[int_len..]);
+        }
+    }
+}
+
+fn parse_exp(s: &[u8]) -> i32 {
+    let (neg, s) = match s.first() {
+        Some(b'-') => (true, &s[1..]),
+        Some(b'+') => (false, &s[1..]),
+        _ => (false, s),
+    };
+    let v = s.iter().fold(0i32, |acc, &d| acc * 10 + (d - b'0') as i32);
+    if neg {
+        -v
+    } else {
+        v
     }
 }
 
@@ -72,46 +187,6 @@ fn exp_len(exp: i32) -> i32 {
     }
 }
 
-/// Splits ryu's text into sign, significant digits (no leading/trailing zeros) and the position of the
-/// decimal point relative to the first digit (value = 0.DIGITS * 10^point).
-fn split_ryu(text: &[u8]) -> (bool, Vec<u8>, i32) {
-    let (negative, text) = match text.first() {
-        Some(b'-') => (true, &text[1..]),
-        _ => (false, text),
-    };
-    let (mantissa, exp) = match text.iter().position(|&b| b == b'e') {
-        Some(i) => {
-            let e: i32 = std::str::from_utf8(&text[i + 1..])
-                .unwrap()
-                .parse()
-                .unwrap();
-            (&text[..i], e)
-        }
-        None => (text, 0),
-    };
-    let mut digits = Vec::with_capacity(mantissa.len());
-    let mut point = None;
-    for &b in mantissa {
-        if b == b'.' {
-            point = Some(digits.len() as i32);
-        } else {
-            digits.push(b);
-        }
-    }
-    let mut point = point.unwrap_or(digits.len() as i32) + exp;
-    let leading = digits.iter().take_while(|&&b| b == b'0').count();
-    digits.drain(..leading);
-    point -= leading as i32;
-    while digits.len() > 1 && *digits.last().unwrap() == b'0' {
-        digits.pop();
-    }
-    if digits.is_empty() {
-        digits.push(b'0');
-        point = 1;
-    }
-    (negative, digits, point)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -125,19 +200,57 @@ mod tests {
     #[test]
     fn otp_short_layout() {
         assert_eq!(float(0.0), "0.0");
+        assert_eq!(float(-0.0), "-0.0");
         assert_eq!(float(1.0), "1.0");
         assert_eq!(float(100.0), "100.0");
         assert_eq!(float(1000.0), "1.0e3");
+        assert_eq!(float(-138300.0), "-1.383e5");
+        assert_eq!(float(123456789.0), "123456789.0");
         assert_eq!(float(0.0001), "0.0001");
         assert_eq!(float(0.00012), "1.2e-4");
         assert_eq!(float(-2.5e-5), "-2.5e-5");
         assert_eq!(float(1.0e20), "1.0e20");
+        assert_eq!(float(123.456), "123.456");
+        assert_eq!(float(0.30000000000000004), "0.30000000000000004");
+        assert_eq!(float(5.0e-324), "5.0e-324");
+        assert_eq!(float(1.7976931348623157e308), "1.7976931348623157e308");
+    }
+
+    #[test]
+    fn fast_paths_agree_with_the_layout() {
+        let mut x = 1.0e-7f64;
+        let mut cases = vec![
+            0.0, -0.0, 1.0, 10.0, 100.0, 120.0, 1200.0, 0.1, 0.01, 0.001, 0.0001, 0.00012,
+        ];
+        while x < 1.0e18 {
+            cases.extend([x, -x, x * 1.5, x * 7.25, x + 0.5, x * 0.123]);
+            x *= 10.0;
+        }
+        for f in cases {
+            let mut out = Buffer::default();
+            write_f64_layout(&mut out, f, ryu::Buffer::new().format_finite(f).as_bytes());
+            assert_eq!(
+                float(f),
+                String::from_utf8(out.into_vec()).unwrap(),
+                "{f:e}"
+            );
+        }
+    }
+
+    #[test]
+    fn scientific_from_two_pow_53() {
+        assert_eq!(float(9007199254740992.0), "9.007199254740992e15");
+        assert_eq!(float(-9007199254740992.0), "-9.007199254740992e15");
+        assert_eq!(float(9007199254740990.0), "9007199254740990.0");
+        assert_eq!(float(1.8014398509481984e16), "1.8014398509481984e16");
     }
 
     #[test]
     fn integers() {
         let mut out = Buffer::default();
         write_i64(&mut out, i64::MIN);
-        assert_eq!(out.as_slice(), b"-9223372036854775808");
+        out.push(b' ');
+        write_u64(&mut out, u64::MAX);
+        assert_eq!(out.as_slice(), b"-9223372036854775808 18446744073709551615");
     }
 }

@@ -1,111 +1,1397 @@
-//! Walks a BEAM term into the core writer, with an explicit stack (no native recursion).
+//! Encoding: walks a BEAM term into the core writer in one pass, with an explicit stack (no native recursion),
+//! writing into a buffer that becomes the result binary without a second copy.
+//!
+//! Scheduling: the walk starts on the calling (normal) scheduler with a time limit (`TIME_LIMIT`; the clock is read
+//! every `CHECK_EVERY` work units). Small terms finish within it and never pay a scheduler hop. When the time is
+//! up, the walk stops at the last point between two elements (a `Mark`) and the call continues on a dirty CPU
+//! scheduler with the output so far (in a `Partial` resource) and each open container's position; there the stack
+//! is rebuilt from those positions and the walk goes on without a limit (BENCHMARKS.md has the measurements).
+//!
+//! What the walk cannot do natively (structs other than `RustyJson.Fragment`, fragment functions, map keys that
+//! are not binaries, atoms or numbers) makes it return `{:error, :elixir}`: Elixir resolves those through the
+//! protocol and calls again.
 
-use rustler::types::map::MapIterator;
-use rustler::{Encoder, Env, ListIterator, NewBinary, Term, TermType};
-use rustyjson_core::buffer::Buffer;
-use rustyjson_core::{escape, number};
+use std::collections::HashSet;
+use std::ffi::c_int;
+use std::mem::MaybeUninit;
+use std::ptr;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use rustler::sys::{
+    enif_alloc_binary, enif_consume_timeslice, enif_get_atom, enif_get_double, enif_get_int64,
+    enif_get_list_cell, enif_get_map_size, enif_get_map_value, enif_get_tuple, enif_get_uint64,
+    enif_inspect_binary, enif_inspect_iolist_as_binary, enif_make_binary, enif_make_new_binary,
+    enif_map_iterator_create, enif_map_iterator_destroy, enif_map_iterator_get_pair,
+    enif_map_iterator_next, enif_map_iterator_prev, enif_realloc_binary, enif_release_binary,
+    enif_schedule_nif, enif_term_to_binary, enif_term_type, ErlNifBinary, ErlNifCharEncoding,
+    ErlNifEnv, ErlNifMapIterator, ErlNifMapIteratorEntry, ErlNifTerm, ErlNifTermType,
+    ERL_NIF_DIRTY_JOB_CPU_BOUND,
+};
+use rustler::{Encoder, Env, ResourceArc, Term};
+use rustyjson_core::buffer::{Buffer, Storage};
+use rustyjson_core::escape::{self, Mode};
+use rustyjson_core::number;
+use rustyjson_core::pretty::Pretty;
 
 mod atoms {
-    rustler::atoms! { error, nil, true_ = "true", false_ = "false", unsupported, invalid_byte }
-}
-
-enum Work<'a> {
-    Value(Term<'a>),
-    Byte(u8),
-    List(ListIterator<'a>, bool),
-    Map(Box<MapIterator<'a>>, bool),
-}
-
-pub fn encode<'a>(env: Env<'a>, term: Term<'a>) -> Term<'a> {
-    let mut out = Buffer::with_capacity(64);
-    match walk(term, &mut out) {
-        Ok(()) => {
-            let bytes = out.as_slice();
-            let mut bin = NewBinary::new(env, bytes.len());
-            bin.as_mut_slice().copy_from_slice(bytes);
-            Term::from(bin)
-        }
-        Err(reason) => (atoms::error(), reason).encode(env),
+    rustler::atoms! {
+        error,
+        nil,
+        true_ = "true",
+        false_ = "false",
+        unsupported,
+        invalid_byte,
+        duplicate_key,
+        improper_list,
+        elixir,
+        json,
+        javascript_safe,
+        html_safe,
+        unicode_safe,
+        object,
+        encode,
+        __struct__,
+        fragment = "Elixir.RustyJson.Fragment",
     }
 }
 
-fn walk<'a>(root: Term<'a>, out: &mut Buffer) -> Result<(), Term<'a>> {
-    let env = root.get_env();
-    let mut stack = vec![Work::Value(root)];
-    while let Some(work) = stack.pop() {
-        match work {
-            Work::Byte(b) => out.push(b),
-            Work::List(mut iter, first) => {
-                if let Some(item) = iter.next() {
-                    if !first {
-                        out.push(b',');
-                    }
-                    stack.push(Work::List(iter, false));
-                    stack.push(Work::Value(item));
-                }
-            }
-            Work::Map(mut iter, first) => {
-                if let Some((key, value)) = iter.next() {
-                    if !first {
-                        out.push(b',');
-                    }
-                    write_string(key, out)?;
-                    out.push(b':');
-                    stack.push(Work::Map(iter, false));
-                    stack.push(Work::Value(value));
-                }
-            }
-            Work::Value(term) => match term.get_type() {
-                TermType::Atom => {
-                    if term == atoms::nil().encode(env) {
-                        out.extend(b"null");
-                    } else if term == atoms::true_().encode(env) {
-                        out.extend(b"true");
-                    } else if term == atoms::false_().encode(env) {
-                        out.extend(b"false");
-                    } else {
-                        let name = term.atom_to_string().map_err(|_| unsupported(term))?;
-                        escape::write_json_string(out, name.as_bytes());
-                    }
-                }
-                TermType::Integer => match term.decode::<i64>() {
-                    Ok(n) => number::write_i64(out, n),
-                    Err(_) => return Err(unsupported(term)),
-                },
-                TermType::Float => number::write_f64(out, term.decode::<f64>().unwrap()),
-                TermType::Binary => write_string(term, out)?,
-                TermType::List => {
-                    out.push(b'[');
-                    stack.push(Work::Byte(b']'));
-                    stack.push(Work::List(term.decode().unwrap(), true));
-                }
-                TermType::Map => {
-                    out.push(b'{');
-                    stack.push(Work::Byte(b'}'));
-                    stack.push(Work::Map(Box::new(MapIterator::new(term).unwrap()), true));
-                }
-                _ => return Err(unsupported(term)),
-            },
-        }
-    }
-    Ok(())
-}
+/// How long an encode may run on the calling (normal) scheduler before it continues on a dirty one.
+const TIME_LIMIT: Duration = Duration::from_micros(800);
 
-fn write_string<'a>(term: Term<'a>, out: &mut Buffer) -> Result<(), Term<'a>> {
-    let bytes = match term.get_type() {
-        TermType::Binary => term.decode_as_binary().map_err(|_| unsupported(term))?,
-        _ => return Err(unsupported(term)),
+/// Work units between two looks at the clock. A unit is a value (two for a string, three for a float) or 32 bytes
+/// of a string, fragment or indentation; 512 of them take 3-15 µs.
+const CHECK_EVERY: usize = 512;
+
+/// What a unit costs at most (non-ASCII text), to judge one big piece (a long string) before starting it.
+const NS_PER_UNIT_MAX: u64 = 40;
+
+/// A long string, fragment or indentation costs one work unit per 2^5 bytes.
+const BYTES_PER_UNIT_SHIFT: u32 = 5;
+
+/// The atom cache: slots, and bytes of written atoms kept per call.
+const ATOM_CACHE_SLOTS: usize = 64;
+const ATOM_CACHE_BYTES: usize = 16 * 1024;
+
+/// Output that fits here is written on the stack and copied once into a heap binary.
+const STACK_BYTES: usize = 2048;
+
+/// The hottest type checks read the term's bits instead of calling into the VM: small integers, list cells and
+/// floats. Their 64-bit layout (small: low 4 bits 0b1111, value above; cons: low 2 bits 0b01, pointer to
+/// [head, tail]; float: boxed, low 2 bits 0b10, pointer to [header 0x58, IEEE bits]) has not changed since the
+/// 64-bit emulator exists. `verify` checks it on terms the running VM makes before the first encode; where it does
+/// not hold (or on other word sizes) these functions say "no" and the enif calls do the work.
+mod tag {
+    use rustler::sys::{
+        enif_make_atom_len, enif_make_double, enif_make_int64, enif_make_list_cell,
+        enif_make_list_from_array, enif_make_map_from_arrays, ErlNifEnv, ErlNifTerm,
     };
-    let bytes = bytes.as_slice();
-    if let Err(e) = std::str::from_utf8(bytes) {
-        let env = term.get_env();
-        let bad = bytes[e.valid_up_to()];
-        return Err((atoms::invalid_byte(), bad, term).encode(env));
+    use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+
+    const UNCHECKED: u8 = 0;
+    const ON: u8 = 1;
+    const OFF: u8 = 2;
+    static STATE: AtomicU8 = AtomicU8::new(UNCHECKED);
+
+    const FLOAT_HEADER: usize = (1 << 6) | (0x6 << 2);
+
+    /// The header word of a flat map (up to 32 keys: [header, size, keys tuple, values...]), learned from maps
+    /// the VM makes; 0 (no header is 0) until then.
+    static FLATMAP_HEADER: AtomicUsize = AtomicUsize::new(0);
+
+    #[inline(always)]
+    fn on() -> bool {
+        STATE.load(Ordering::Relaxed) == ON
     }
-    escape::write_json_string(out, bytes);
-    Ok(())
+
+    #[inline(always)]
+    fn bits(t: ErlNifTerm) -> usize {
+        // SAFETY: ErlNifTerm is a transparent wrapper of a machine word.
+        unsafe { std::mem::transmute::<ErlNifTerm, usize>(t) }
+    }
+
+    /// The term's machine word (an atom's is unique to the atom).
+    #[inline(always)]
+    pub fn word(t: ErlNifTerm) -> usize {
+        bits(t)
+    }
+
+    #[inline(always)]
+    pub fn small(t: ErlNifTerm) -> Option<i64> {
+        if on() {
+            small_raw(t)
+        } else {
+            None
+        }
+    }
+
+    /// Head and tail of a list cell, or None when `t` is not one.
+    #[inline(always)]
+    pub fn cons(t: ErlNifTerm) -> Option<(ErlNifTerm, ErlNifTerm)> {
+        if on() {
+            cons_raw(t)
+        } else {
+            None
+        }
+    }
+
+    #[inline(always)]
+    pub fn float(t: ErlNifTerm) -> Option<f64> {
+        if on() {
+            float_raw(t)
+        } else {
+            None
+        }
+    }
+
+    /// A flat map's keys and values (in key order, as `Map.to_list/1`) and its size.
+    #[inline(always)]
+    pub fn flatmap(t: ErlNifTerm) -> Option<(*const ErlNifTerm, *const ErlNifTerm, usize)> {
+        if on() {
+            flatmap_raw(t, FLATMAP_HEADER.load(Ordering::Relaxed))
+        } else {
+            None
+        }
+    }
+
+    #[inline(always)]
+    fn flatmap_raw(
+        t: ErlNifTerm,
+        header: usize,
+    ) -> Option<(*const ErlNifTerm, *const ErlNifTerm, usize)> {
+        if bits(t) & 0x3 != 0x2 || header == 0 {
+            return None;
+        }
+        let boxed = (bits(t) - 2) as *const usize;
+        // SAFETY: a boxed term points to its header; a flat map's next words are its size and keys tuple.
+        unsafe {
+            if *boxed != header {
+                return None;
+            }
+            let size = *boxed.add(1);
+            let keys = *boxed.add(2);
+            let keys_tuple = (keys - 2) as *const usize;
+            Some((
+                keys_tuple.add(1) as *const ErlNifTerm,
+                boxed.add(3) as *const ErlNifTerm,
+                size,
+            ))
+        }
+    }
+
+    #[inline(always)]
+    fn small_raw(t: ErlNifTerm) -> Option<i64> {
+        (bits(t) & 0xF == 0xF).then(|| (bits(t) as isize >> 4) as i64)
+    }
+
+    #[inline(always)]
+    fn cons_raw(t: ErlNifTerm) -> Option<(ErlNifTerm, ErlNifTerm)> {
+        if bits(t) & 0x3 == 0x1 {
+            let cell = (bits(t) - 1) as *const ErlNifTerm;
+            // SAFETY: a list cell points to two words on a heap that does not move during the NIF call.
+            Some(unsafe { (*cell, *cell.add(1)) })
+        } else {
+            None
+        }
+    }
+
+    #[inline(always)]
+    fn float_raw(t: ErlNifTerm) -> Option<f64> {
+        if bits(t) & 0x3 == 0x2 {
+            let boxed = (bits(t) - 2) as *const usize;
+            // SAFETY: a boxed term points to a header word followed by its data, on a heap that does not move.
+            unsafe {
+                if *boxed == FLOAT_HEADER {
+                    return Some(f64::from_bits(*boxed.add(1) as u64));
+                }
+            }
+        }
+        None
+    }
+
+    /// Checks the layout once, on terms made by the running VM.
+    pub fn verify(env: *mut ErlNifEnv) {
+        if STATE.load(Ordering::Relaxed) != UNCHECKED {
+            return;
+        }
+        let ok = cfg!(target_pointer_width = "64") && unsafe { layout_holds(env) };
+        STATE.store(if ok { ON } else { OFF }, Ordering::Relaxed);
+    }
+
+    /// Learns the flat map header when flat maps of 1 and 3 keys share one, a 40-key (hash) map has another, and
+    /// reading the 3-key map gives back its keys and values. Otherwise flat maps go through the iterator.
+    unsafe fn learn_flatmap(env: *mut ErlNifEnv) {
+        let make_map = |n: i64| {
+            let keys: Vec<ErlNifTerm> = (1..=n).map(|k| enif_make_int64(env, k)).collect();
+            let vals: Vec<ErlNifTerm> = (1..=n).map(|k| enif_make_int64(env, -k)).collect();
+            let mut map = ErlNifTerm::default();
+            let made =
+                enif_make_map_from_arrays(env, keys.as_ptr(), vals.as_ptr(), n as usize, &mut map);
+            (made != 0 && bits(map) & 0x3 == 0x2).then_some((map, keys, vals))
+        };
+        let (Some((one, ..)), Some((three, keys, vals)), Some((big, ..))) =
+            (make_map(1), make_map(3), make_map(40))
+        else {
+            return;
+        };
+        let word = |t: ErlNifTerm, i: usize| *((bits(t) - 2) as *const usize).add(i);
+        let header = word(one, 0);
+        let keys_term = word(three, 2);
+        if word(three, 0) != header
+            || word(big, 0) == header
+            || word(three, 1) != 3
+            || keys_term & 0x3 != 0x2
+            || *((keys_term - 2) as *const usize) != 3 << 6
+        {
+            return;
+        }
+        if let Some((k, v, 3)) = flatmap_raw(three, header) {
+            if (0..3).all(|i| *k.add(i) == keys[i] && *v.add(i) == vals[i]) {
+                FLATMAP_HEADER.store(header, Ordering::Relaxed);
+            }
+        }
+    }
+
+    unsafe fn layout_holds(env: *mut ErlNifEnv) -> bool {
+        let small_term = enif_make_int64(env, -12345);
+        let big_term = enif_make_int64(env, i64::MAX);
+        let nil = enif_make_list_from_array(env, std::ptr::null(), 0);
+        let cell = enif_make_list_cell(env, small_term, nil);
+        let float_term = enif_make_double(env, -1.5e300);
+        let atom = enif_make_atom_len(env, c"rusty_json".as_ptr(), 10);
+        learn_flatmap(env);
+        // The non-float and non-list checks only test tag bits (no pointer is followed).
+        small_raw(small_term) == Some(-12345)
+            && small_raw(big_term).is_none()
+            && small_raw(nil).is_none()
+            && small_raw(atom).is_none()
+            && bits(nil) & 0x3 != 0x1
+            && bits(atom) & 0x3 != 0x1
+            && bits(atom) & 0x3 != 0x2
+            && cons_raw(cell) == Some((small_term, nil))
+            && float_raw(float_term) == Some(-1.5e300)
+            && float_raw(big_term).is_none()
+    }
 }
 
-fn unsupported(term: Term) -> Term {
-    (atoms::unsupported(), term).encode(term.get_env())
+/// Options decoded from the compact term Elixir passes (`{escape, strict, pretty}`).
+struct Options {
+    mode: Mode,
+    strict: bool,
+    pretty: Option<Pretty>,
+}
+
+fn decode_options(opts: Term) -> Option<Options> {
+    let (escape, strict, pretty): (Term, bool, Term) = opts.decode().ok()?;
+    let mode = if escape == atoms::json().encode(opts.get_env()) {
+        Mode::Json
+    } else if escape == atoms::javascript_safe().encode(opts.get_env()) {
+        Mode::JavaScript
+    } else if escape == atoms::html_safe().encode(opts.get_env()) {
+        Mode::Html
+    } else if escape == atoms::unicode_safe().encode(opts.get_env()) {
+        Mode::Unicode
+    } else {
+        return None;
+    };
+    let pretty = if pretty == atoms::nil().encode(opts.get_env()) {
+        None
+    } else {
+        let (indent, line, after_colon): (rustler::Binary, rustler::Binary, rustler::Binary) =
+            pretty.decode().ok()?;
+        Some(Pretty {
+            indent: indent.as_slice().to_vec(),
+            line: line.as_slice().to_vec(),
+            after_colon: after_colon.as_slice().to_vec(),
+        })
+    };
+    Some(Options {
+        mode,
+        strict,
+        pretty,
+    })
+}
+
+/// The NIF entry on the normal scheduler.
+pub fn encode<'a>(env: Env<'a>, term: Term<'a>, opts: Term<'a>) -> Term<'a> {
+    run(env, term, opts, true, None)
+}
+
+/// The same call, continued on a dirty CPU scheduler: `argv` is `[term, opts]` (start over) or
+/// `[term, opts, partial, path]` (continue from a checkpoint: the output so far, and each frame's count).
+unsafe extern "C" fn encode_dirty(
+    env: *mut ErlNifEnv,
+    argc: c_int,
+    argv: *const ErlNifTerm,
+) -> ErlNifTerm {
+    let marker = ();
+    let env = Env::new(&marker, env);
+    let result = std::panic::catch_unwind(|| {
+        let arg = |i: usize| Term::new(env, *argv.add(i));
+        match argc {
+            2 => run(env, arg(0), arg(1), false, None),
+            4 => run(env, arg(0), arg(1), false, Some((arg(2), arg(3)))),
+            _ => rustler::types::atom::badarg().encode(env),
+        }
+    });
+    match result {
+        Ok(term) => term.as_c_arg(),
+        Err(_) => rustler::sys::enif_make_badarg(env.as_c_arg()),
+    }
+}
+
+fn run<'a>(
+    env: Env<'a>,
+    term: Term<'a>,
+    opts: Term<'a>,
+    normal: bool,
+    resume: Option<(Term<'a>, Term<'a>)>,
+) -> Term<'a> {
+    let Some(options) = decode_options(opts) else {
+        return (atoms::error(), (rustler::types::atom::badarg(), opts)).encode(env);
+    };
+    let mut stack_buf = [MaybeUninit::<u8>::uninit(); STACK_BYTES];
+    let storage = BinStorage::new();
+    // SAFETY: the stack array outlives the buffer (both live in this frame) and BinStorage copies out of it.
+    let mut out =
+        unsafe { Buffer::from_raw(stack_buf.as_mut_ptr() as *mut u8, STACK_BYTES, storage) };
+    let mut walker = Walker::new(env, &options, normal.then(Instant::now));
+    let root = term.as_c_arg();
+    let mut resumed = false;
+    if let Some((partial, path)) = resume {
+        let path: Vec<usize> = path.decode().unwrap_or_default();
+        let taken = partial
+            .decode::<ResourceArc<Partial>>()
+            .ok()
+            .and_then(|p| p.0.lock().ok()?.take());
+        if let Some((storage, len)) = taken {
+            if walker.resume_from(root, &path) {
+                // SAFETY: the storage holds `len` written bytes in an allocated binary of `bin.size` bytes.
+                out = unsafe {
+                    let (data, cap) = (storage.bin.data, storage.bin.size);
+                    let mut b = Buffer::from_raw(data, cap, storage);
+                    b.advance(len);
+                    b
+                };
+                resumed = true;
+            } else {
+                walker.clear_stack();
+            }
+        }
+    }
+    let mut result = walker.walk(root, &mut out, resumed);
+    if let Err(
+        Fail::InvalidByte(..)
+        | Fail::Unsupported(_)
+        | Fail::DuplicateKey(_)
+        | Fail::ImproperList(_),
+    ) = result
+    {
+        if walker.inside_struct() {
+            result = Err(Fail::Elixir);
+        }
+    }
+    if let Some(started) = walker.started {
+        let percent = (started.elapsed().as_micros() / 10).clamp(1, 100) as c_int;
+        unsafe { enif_consume_timeslice(env.as_c_arg(), percent) };
+    }
+    match result {
+        Ok(()) => finish(env, out),
+        Err(Fail::Budget) => {
+            // Continue on a dirty scheduler from the last mark (strict mode starts over: its key sets are not
+            // carried).
+            let checkpoint = walker.checkpoint();
+            let mark_len = walker.mark.len;
+            drop(walker);
+            let args: Vec<ErlNifTerm> = if options.strict || checkpoint.path.is_empty() {
+                drop(out);
+                vec![term.as_c_arg(), opts.as_c_arg()]
+            } else {
+                out.truncate(mark_len);
+                let partial = ResourceArc::new(Partial(Mutex::new(Some(detach(out)))));
+                vec![
+                    term.as_c_arg(),
+                    opts.as_c_arg(),
+                    partial.encode(env).as_c_arg(),
+                    checkpoint.path.encode(env).as_c_arg(),
+                ]
+            };
+            unsafe {
+                Term::new(
+                    env,
+                    enif_schedule_nif(
+                        env.as_c_arg(),
+                        c"encode_dirty".as_ptr(),
+                        ERL_NIF_DIRTY_JOB_CPU_BOUND as c_int,
+                        encode_dirty,
+                        args.len() as c_int,
+                        args.as_ptr(),
+                    ),
+                )
+            }
+        }
+        Err(fail) => fail.into_term(env),
+    }
+}
+
+fn finish<'a>(env: Env<'a>, out: Buffer<BinStorage>) -> Term<'a> {
+    let (mut storage, ptr, len) = out.into_parts();
+    unsafe {
+        if storage.allocated {
+            if storage.bin.size != len {
+                enif_realloc_binary(&mut storage.bin, len);
+            }
+            storage.allocated = false;
+            Term::new(env, enif_make_binary(env.as_c_arg(), &mut storage.bin))
+        } else {
+            let mut result = ErlNifTerm::default();
+            let data = enif_make_new_binary(env.as_c_arg(), len, &mut result);
+            ptr::copy_nonoverlapping(ptr, data, len);
+            Term::new(env, result)
+        }
+    }
+}
+
+/// The output written before a checkpoint, carried to the dirty scheduler in a resource (a binary term would
+/// count against the process's binary heap and can trigger a garbage collection of the caller on the way).
+struct Partial(Mutex<Option<(BinStorage, usize)>>);
+
+#[rustler::resource_impl]
+impl rustler::Resource for Partial {}
+
+/// The written bytes of `out` in an allocated binary (copied off the stack array if they are still there).
+fn detach(out: Out) -> (BinStorage, usize) {
+    let (mut storage, ptr, len) = out.into_parts();
+    if !storage.allocated {
+        storage.grow(ptr, len, len.max(1));
+    }
+    (storage, len)
+}
+
+/// Output storage: an Erlang binary, allocated at the first growth past the stack array and handed to the VM as
+/// the result.
+struct BinStorage {
+    bin: ErlNifBinary,
+    allocated: bool,
+}
+
+impl BinStorage {
+    fn new() -> Self {
+        BinStorage {
+            // SAFETY: ErlNifBinary is plain data (sizes and pointers); it is filled by enif_alloc_binary.
+            bin: unsafe { MaybeUninit::zeroed().assume_init() },
+            allocated: false,
+        }
+    }
+}
+
+unsafe impl Storage for BinStorage {
+    fn grow(&mut self, ptr: *mut u8, len: usize, needed: usize) -> (*mut u8, usize) {
+        let target = needed.max(len.saturating_mul(2)).max(4 * STACK_BYTES);
+        unsafe {
+            if self.allocated {
+                if enif_realloc_binary(&mut self.bin, target) == 0 {
+                    panic!("out of memory growing the JSON output to {target} bytes");
+                }
+            } else {
+                if enif_alloc_binary(target, &mut self.bin) == 0 {
+                    panic!("out of memory allocating the JSON output ({target} bytes)");
+                }
+                self.allocated = true;
+                ptr::copy_nonoverlapping(ptr, self.bin.data, len);
+            }
+        }
+        (self.bin.data, self.bin.size)
+    }
+}
+
+// SAFETY: the binary is owned by this value alone; erl_nif binaries may be reallocated and released on any thread.
+unsafe impl Send for BinStorage {}
+unsafe impl Sync for BinStorage {}
+
+impl Drop for BinStorage {
+    fn drop(&mut self) {
+        if self.allocated {
+            unsafe { enif_release_binary(&mut self.bin) };
+        }
+    }
+}
+
+enum Fail {
+    InvalidByte(u8, ErlNifTerm),
+    Unsupported(ErlNifTerm),
+    DuplicateKey(ErlNifTerm),
+    /// A list whose last tail is not `[]` (the tail).
+    ImproperList(ErlNifTerm),
+    /// The term needs Elixir (a struct, a fragment function, an unusual key): resolve there and call again.
+    Elixir,
+    Budget,
+}
+
+impl Fail {
+    fn into_term(self, env: Env) -> Term {
+        let t = |raw| unsafe { Term::new(env, raw) };
+        let reason = match self {
+            Fail::InvalidByte(b, original) => (atoms::invalid_byte(), b, t(original)).encode(env),
+            Fail::Unsupported(value) => (atoms::unsupported(), t(value)).encode(env),
+            Fail::DuplicateKey(key) => (atoms::duplicate_key(), t(key)).encode(env),
+            Fail::ImproperList(tail) => (atoms::improper_list(), t(tail)).encode(env),
+            Fail::Elixir | Fail::Budget => atoms::elixir().encode(env),
+        };
+        (atoms::error(), reason).encode(env)
+    }
+}
+
+/// The keys an object has written so far (`maps: :strict`). Boxed so frames stay small: most walks have none.
+#[allow(clippy::box_collection)]
+type KeySet = Box<HashSet<Vec<u8>>>;
+
+enum Frame {
+    /// `count` elements started; `tail` the rest of the list.
+    List { tail: ErlNifTerm, count: usize },
+    /// `count` pairs started; the iterator is on the last one started (or on the first when `count` is 0).
+    Map {
+        map: ErlNifTerm,
+        // Inline: an iterator holds pointers into the map (or to its own heap-allocated work stack), never into
+        // itself, so it may move with the stack vector (rustler's MapIterator moves it too).
+        iter: ErlNifMapIterator,
+        count: usize,
+        backwards: bool,
+        seen: Option<KeySet>,
+    },
+    /// A flat map (up to 32 keys) read in place: `count` of `len` pairs started.
+    Flat {
+        map: ErlNifTerm,
+        keys: *const ErlNifTerm,
+        vals: *const ErlNifTerm,
+        len: usize,
+        count: usize,
+        seen: Option<KeySet>,
+    },
+    /// An ordered object: a list of `{key, value}` (internal fragments, `RustyJson.Encode.keyword/2`).
+    Pairs {
+        tail: ErlNifTerm,
+        count: usize,
+        seen: Option<KeySet>,
+    },
+}
+
+impl Frame {
+    fn count(&self) -> usize {
+        match self {
+            Frame::List { count, .. }
+            | Frame::Map { count, .. }
+            | Frame::Flat { count, .. }
+            | Frame::Pairs { count, .. } => *count,
+        }
+    }
+}
+
+/// A point between two elements where the walk can be resumed: output length, stack depth, and how many elements
+/// the top frame had started.
+#[derive(Clone, Copy, Default)]
+struct Mark {
+    len: usize,
+    depth: usize,
+    count: usize,
+}
+
+/// Where a walk stopped when its time ran out: the output up to `mark.len` and each frame's count.
+struct Checkpoint {
+    path: Vec<usize>,
+}
+
+struct Walker<'o> {
+    env: *mut ErlNifEnv,
+    mode: Mode,
+    strict: bool,
+    pretty: Option<&'o Pretty>,
+    /// Units left before the next look at the clock.
+    budget: usize,
+    /// When the walk started on a normal scheduler (None on a dirty one: no limit).
+    started: Option<Instant>,
+    exhausted: bool,
+    mark: Mark,
+    atom_cache: Vec<(ErlNifTerm, u32, u32)>,
+    atom_bytes: Vec<u8>,
+    nil: ErlNifTerm,
+    true_: ErlNifTerm,
+    false_: ErlNifTerm,
+    struct_key: ErlNifTerm,
+    fragment: ErlNifTerm,
+    encode_key: ErlNifTerm,
+    object: ErlNifTerm,
+    stack: Vec<Frame>,
+}
+
+impl Drop for Walker<'_> {
+    fn drop(&mut self) {
+        self.clear_stack();
+    }
+}
+
+type Out = Buffer<BinStorage>;
+
+impl<'o> Walker<'o> {
+    fn new(env: Env, options: &'o Options, started: Option<Instant>) -> Self {
+        tag::verify(env.as_c_arg());
+        let a = |atom: rustler::Atom| atom.encode(env).as_c_arg();
+        Walker {
+            env: env.as_c_arg(),
+            mode: options.mode,
+            strict: options.strict,
+            pretty: options.pretty.as_ref(),
+            budget: if started.is_some() {
+                CHECK_EVERY
+            } else {
+                usize::MAX
+            },
+            started,
+            exhausted: false,
+            mark: Mark::default(),
+            atom_cache: Vec::new(),
+            atom_bytes: Vec::new(),
+            nil: a(atoms::nil()),
+            true_: a(atoms::true_()),
+            false_: a(atoms::false_()),
+            struct_key: a(atoms::__struct__()),
+            fragment: a(atoms::fragment()),
+            encode_key: a(atoms::encode()),
+            object: a(atoms::object()),
+            stack: Vec::new(),
+        }
+    }
+
+    fn clear_stack(&mut self) {
+        for frame in self.stack.drain(..) {
+            if let Frame::Map { mut iter, .. } = frame {
+                unsafe { enif_map_iterator_destroy(self.env, &mut iter) };
+            }
+        }
+    }
+
+    /// Counts work; every CHECK_EVERY units the clock says whether the time on this scheduler is up (then the
+    /// walk stops at the next mark).
+    #[inline(always)]
+    fn spend(&mut self, units: usize) {
+        if self.budget > units {
+            self.budget -= units;
+        } else {
+            self.look_at_clock();
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn look_at_clock(&mut self) {
+        match self.started {
+            Some(started) if started.elapsed() >= TIME_LIMIT => {
+                self.budget = 0;
+                self.exhausted = true;
+            }
+            Some(_) => self.budget = CHECK_EVERY,
+            None => self.budget = usize::MAX,
+        }
+    }
+
+    /// For one big piece of work (a long string or fragment): give up now rather than exceed the time limit.
+    #[inline(always)]
+    fn afford(&mut self, units: usize) -> Result<(), Fail> {
+        if units > CHECK_EVERY {
+            if let Some(started) = self.started {
+                let cost = Duration::from_nanos(units as u64 * NS_PER_UNIT_MAX);
+                if started.elapsed() + cost > TIME_LIMIT {
+                    return Err(Fail::Budget);
+                }
+                self.budget = 0;
+            }
+        }
+        self.spend(units);
+        Ok(())
+    }
+
+    /// The resumption point after a `Fail::Budget`.
+    fn checkpoint(&self) -> Checkpoint {
+        let mut path: Vec<usize> = self.stack[..self.mark.depth]
+            .iter()
+            .map(Frame::count)
+            .collect();
+        if let Some(last) = path.last_mut() {
+            *last = self.mark.count;
+        }
+        Checkpoint { path }
+    }
+
+    fn seen_set(&self) -> Option<KeySet> {
+        if self.strict {
+            Some(Box::default())
+        } else {
+            None
+        }
+    }
+
+    #[inline]
+    fn separator(&mut self, out: &mut Out, first: bool) {
+        if !first {
+            out.push(b',');
+        }
+        self.newline(out);
+    }
+
+    /// A pretty newline costs its indentation (deep nesting makes long lines).
+    #[inline]
+    fn newline(&mut self, out: &mut Out) {
+        if let Some(p) = self.pretty {
+            let depth = self.stack.len();
+            p.newline(out, depth);
+            self.spend((depth * p.indent.len()) >> BYTES_PER_UNIT_SHIFT);
+        }
+    }
+
+    #[inline]
+    fn colon(&self, out: &mut Out) {
+        out.push(b':');
+        if let Some(p) = self.pretty {
+            out.extend(&p.after_colon);
+        }
+    }
+
+    fn close(&mut self, out: &mut Out, byte: u8) {
+        self.newline(out);
+        out.push(byte);
+    }
+
+    #[inline(always)]
+    fn list_cell(&self, list: ErlNifTerm) -> Option<(ErlNifTerm, ErlNifTerm)> {
+        if let Some(cell) = tag::cons(list) {
+            return Some(cell);
+        }
+        let (mut head, mut tail) = (ErlNifTerm::default(), ErlNifTerm::default());
+        if unsafe { enif_get_list_cell(self.env, list, &mut head, &mut tail) } != 0 {
+            Some((head, tail))
+        } else {
+            None
+        }
+    }
+
+    /// Writes `root`, or (when `resume` is true) continues from the frames `resume_from` rebuilt.
+    fn walk(&mut self, root: ErlNifTerm, out: &mut Out, resume: bool) -> Result<(), Fail> {
+        let mut value = root;
+        let mut pending = !resume;
+        loop {
+            if pending {
+                self.write_value(value, out)?;
+            }
+            pending = true;
+            // Find the next value to write, closing finished containers.
+            loop {
+                let depth = self.stack.len();
+                let Some(count) = self.stack.last().map(Frame::count) else {
+                    return Ok(());
+                };
+                self.mark = Mark {
+                    len: out.len(),
+                    depth,
+                    count,
+                };
+                if self.exhausted {
+                    return Err(Fail::Budget);
+                }
+                let env = self.env;
+                let top = self.stack.last_mut().unwrap();
+                match top {
+                    Frame::List { tail, count } => {
+                        if let Some((head, rest)) = tag::cons(*tail).or_else(|| {
+                            let (mut h, mut r) = (ErlNifTerm::default(), ErlNifTerm::default());
+                            (unsafe { enif_get_list_cell(env, *tail, &mut h, &mut r) } != 0)
+                                .then_some((h, r))
+                        }) {
+                            *tail = rest;
+                            *count += 1;
+                            let first = *count == 1;
+                            self.separator(out, first);
+                            value = head;
+                            break;
+                        }
+                        if unsafe { rustler::sys::enif_is_empty_list(env, *tail) } == 0 {
+                            return Err(Fail::ImproperList(*tail));
+                        }
+                        self.stack.pop();
+                        self.close(out, b']');
+                    }
+                    Frame::Map {
+                        iter,
+                        count,
+                        backwards,
+                        ..
+                    } => {
+                        let (mut key, mut val) = (ErlNifTerm::default(), ErlNifTerm::default());
+                        let iter_ptr: *mut ErlNifMapIterator = iter;
+                        let first = *count == 0;
+                        let advanced = first
+                            || unsafe {
+                                if *backwards {
+                                    enif_map_iterator_prev(env, iter_ptr)
+                                } else {
+                                    enif_map_iterator_next(env, iter_ptr)
+                                }
+                            } != 0;
+                        if advanced
+                            && unsafe {
+                                enif_map_iterator_get_pair(env, iter_ptr, &mut key, &mut val)
+                            } != 0
+                        {
+                            if key == self.struct_key
+                                && matches!(
+                                    unsafe { enif_term_type(env, val) },
+                                    ErlNifTermType::ERL_NIF_TERM_TYPE_ATOM
+                                )
+                            {
+                                return Err(Fail::Elixir);
+                            }
+                            *count += 1;
+                            self.separator(out, first);
+                            self.write_key(key, out)?;
+                            self.colon(out);
+                            value = val;
+                            break;
+                        }
+                        if let Some(Frame::Map { mut iter, .. }) = self.stack.pop() {
+                            unsafe { enif_map_iterator_destroy(env, &mut iter) };
+                        }
+                        self.close(out, b'}');
+                    }
+                    Frame::Flat {
+                        keys,
+                        vals,
+                        len,
+                        count,
+                        ..
+                    } => {
+                        if *count < *len {
+                            let i = *count;
+                            // SAFETY: i < len; the map does not move during the call.
+                            let (key, val) = unsafe { (*keys.add(i), *vals.add(i)) };
+                            if key == self.struct_key
+                                && matches!(
+                                    unsafe { enif_term_type(env, val) },
+                                    ErlNifTermType::ERL_NIF_TERM_TYPE_ATOM
+                                )
+                            {
+                                return Err(Fail::Elixir);
+                            }
+                            *count += 1;
+                            self.separator(out, i == 0);
+                            self.write_key(key, out)?;
+                            self.colon(out);
+                            value = val;
+                            break;
+                        }
+                        self.stack.pop();
+                        self.close(out, b'}');
+                    }
+                    Frame::Pairs { tail, count, .. } => {
+                        let (mut head, mut rest) = (ErlNifTerm::default(), ErlNifTerm::default());
+                        if unsafe { enif_get_list_cell(env, *tail, &mut head, &mut rest) } != 0 {
+                            *tail = rest;
+                            *count += 1;
+                            let first = *count == 1;
+                            self.separator(out, first);
+                            value = self.write_pair_key(head, out)?;
+                            break;
+                        }
+                        self.stack.pop();
+                        self.close(out, b'}');
+                    }
+                }
+            }
+        }
+    }
+
+    /// Rebuilds the frames of a checkpoint (`path`: each frame's count) over `root`, without writing. Returns
+    /// false when the term does not fit the path (then the caller starts over).
+    fn resume_from(&mut self, root: ErlNifTerm, path: &[usize]) -> bool {
+        let mut container = root;
+        for (level, &count) in path.iter().enumerate() {
+            let last = level + 1 == path.len();
+            // The element the next level lives in: index count - 1 (the one in progress).
+            let in_progress = if last { None } else { count.checked_sub(1) };
+            if !last && in_progress.is_none() {
+                return false;
+            }
+            let child = match self.rebuild_frame(container, count, in_progress) {
+                Some(child) => child,
+                None => return false,
+            };
+            if let Some(child) = child {
+                container = child;
+            }
+        }
+        true
+    }
+
+    /// Pushes the frame for `container` positioned after `count` started elements; returns the value of element
+    /// `in_progress` when asked.
+    fn rebuild_frame(
+        &mut self,
+        container: ErlNifTerm,
+        count: usize,
+        in_progress: Option<usize>,
+    ) -> Option<Option<ErlNifTerm>> {
+        let env = self.env;
+        match unsafe { enif_term_type(env, container) } {
+            ErlNifTermType::ERL_NIF_TERM_TYPE_LIST => {
+                let mut tail = container;
+                let mut child = None;
+                for i in 0..count {
+                    let (head, rest) = self.list_cell(tail)?;
+                    if Some(i) == in_progress {
+                        child = Some(head);
+                    }
+                    tail = rest;
+                }
+                self.stack.push(Frame::List { tail, count });
+                Some(child)
+            }
+            ErlNifTermType::ERL_NIF_TERM_TYPE_MAP => {
+                if let Some(pairs) = self.fragment_pairs(container) {
+                    let mut tail = pairs;
+                    let mut child = None;
+                    for i in 0..count {
+                        let (pair, rest) = self.list_cell(tail)?;
+                        if Some(i) == in_progress {
+                            child = Some(self.pair(pair)?.1);
+                        }
+                        tail = rest;
+                    }
+                    let seen = self.seen_set();
+                    self.stack.push(Frame::Pairs { tail, count, seen });
+                    return Some(child);
+                }
+                if let Some((keys, vals, len)) = tag::flatmap(container) {
+                    if count > len {
+                        return None;
+                    }
+                    // SAFETY: count - 1 < len.
+                    let child = in_progress.map(|i| unsafe { *vals.add(i) });
+                    let seen = self.seen_set();
+                    self.stack.push(Frame::Flat {
+                        map: container,
+                        keys,
+                        vals,
+                        len,
+                        count,
+                        seen,
+                    });
+                    return Some(child);
+                }
+                let mut size = 0;
+                unsafe { enif_get_map_size(env, container, &mut size) };
+                let (mut iter, backwards) = self.map_iterator(container, size)?;
+                let mut child = None;
+                for _ in 1..count {
+                    let moved = unsafe {
+                        if backwards {
+                            enif_map_iterator_prev(env, &mut iter)
+                        } else {
+                            enif_map_iterator_next(env, &mut iter)
+                        }
+                    };
+                    if moved == 0 {
+                        unsafe { enif_map_iterator_destroy(env, &mut iter) };
+                        return None;
+                    }
+                }
+                if in_progress.is_some() {
+                    let (mut key, mut val) = (ErlNifTerm::default(), ErlNifTerm::default());
+                    unsafe { enif_map_iterator_get_pair(env, &mut iter, &mut key, &mut val) };
+                    child = Some(val);
+                }
+                let seen = self.seen_set();
+                self.stack.push(Frame::Map {
+                    map: container,
+                    iter,
+                    count,
+                    backwards,
+                    seen,
+                });
+                Some(child)
+            }
+            _ => None,
+        }
+    }
+
+    /// Writes a scalar, or opens a container and pushes its frame (its elements come from `walk`'s loop, so
+    /// nothing here recurses).
+    fn write_value(&mut self, term: ErlNifTerm, out: &mut Out) -> Result<(), Fail> {
+        self.spend(1);
+        if let Some(i) = tag::small(term) {
+            number::write_i64(out, i);
+            return Ok(());
+        }
+        if let Some(f) = tag::float(term) {
+            // A float costs about three times an integer or a short string.
+            self.spend(2);
+            number::write_f64(out, f);
+            return Ok(());
+        }
+        let env = self.env;
+        match unsafe { enif_term_type(env, term) } {
+            ErlNifTermType::ERL_NIF_TERM_TYPE_BITSTRING => {
+                let bytes = self.binary(term).ok_or(Fail::Unsupported(term))?;
+                // A string costs about twice an integer, plus its length.
+                self.afford(1 + (bytes.len() >> BYTES_PER_UNIT_SHIFT))?;
+                self.write_string(bytes, term, out)
+            }
+            ErlNifTermType::ERL_NIF_TERM_TYPE_INTEGER => self.write_integer(term, out),
+            ErlNifTermType::ERL_NIF_TERM_TYPE_FLOAT => {
+                self.spend(2);
+                let mut f = 0.0;
+                unsafe { enif_get_double(env, term, &mut f) };
+                number::write_f64(out, f);
+                Ok(())
+            }
+            ErlNifTermType::ERL_NIF_TERM_TYPE_ATOM => {
+                if term == self.nil {
+                    out.extend(b"null");
+                } else if term == self.true_ {
+                    out.extend(b"true");
+                } else if term == self.false_ {
+                    out.extend(b"false");
+                } else {
+                    self.write_atom(term, out)?;
+                }
+                Ok(())
+            }
+            ErlNifTermType::ERL_NIF_TERM_TYPE_LIST => self.open_list(term, out),
+            ErlNifTermType::ERL_NIF_TERM_TYPE_MAP => self.open_map(term, out),
+            _ => Err(Fail::Unsupported(term)),
+        }
+    }
+
+    fn open_list(&mut self, term: ErlNifTerm, out: &mut Out) -> Result<(), Fail> {
+        if unsafe { rustler::sys::enif_is_empty_list(self.env, term) } != 0 {
+            out.extend(b"[]");
+            return Ok(());
+        }
+        out.push(b'[');
+        self.stack.push(Frame::List {
+            tail: term,
+            count: 0,
+        });
+        Ok(())
+    }
+
+    fn open_map(&mut self, term: ErlNifTerm, out: &mut Out) -> Result<(), Fail> {
+        let env = self.env;
+        let mut size = 0;
+        unsafe { enif_get_map_size(env, term, &mut size) };
+        if size == 0 {
+            out.extend(b"{}");
+            return Ok(());
+        }
+        // A fragment (two keys) must be known before anything is written. Other structs are found when their
+        // `__struct__` key comes up (see `walk`), or, when an error comes first, by `inside_struct`.
+        if size == 2 {
+            if let Some(module) = self.struct_module(term) {
+                if module == self.fragment {
+                    return self.write_fragment(term, out);
+                }
+                return Err(Fail::Elixir);
+            }
+        }
+        if let Some((keys, vals, len)) = tag::flatmap(term) {
+            out.push(b'{');
+            let seen = self.seen_set();
+            self.stack.push(Frame::Flat {
+                map: term,
+                keys,
+                vals,
+                len,
+                count: 0,
+                seen,
+            });
+            return Ok(());
+        }
+        let (iter, backwards) = self
+            .map_iterator(term, size)
+            .ok_or(Fail::Unsupported(term))?;
+        out.push(b'{');
+        let seen = self.seen_set();
+        self.stack.push(Frame::Map {
+            map: term,
+            iter,
+            count: 0,
+            backwards,
+            seen,
+        });
+        Ok(())
+    }
+
+    /// The module of a struct (a map whose `__struct__` is an atom).
+    fn struct_module(&self, map: ErlNifTerm) -> Option<ErlNifTerm> {
+        let mut module = ErlNifTerm::default();
+        let found = unsafe { enif_get_map_value(self.env, map, self.struct_key, &mut module) } != 0
+            && matches!(
+                unsafe { enif_term_type(self.env, module) },
+                ErlNifTermType::ERL_NIF_TERM_TYPE_ATOM
+            );
+        found.then_some(module)
+    }
+
+    /// True when an open map is a struct: an error met inside it may not be one (the protocol decides what a
+    /// struct writes), so the struct goes to Elixir first.
+    fn inside_struct(&self) -> bool {
+        self.stack.iter().any(|frame| match frame {
+            Frame::Map { map, .. } | Frame::Flat { map, .. } => self.struct_module(*map).is_some(),
+            _ => false,
+        })
+    }
+
+    /// An iterator over a non-empty map in `Map.to_list/1` order, on its first pair. A map of up to 32 keys is a
+    /// flatmap, whose iterator runs in key order from the head; a larger (hash) map lists its pairs in the
+    /// reverse of the NIF iterator's head-to-tail order.
+    fn map_iterator(&self, map: ErlNifTerm, size: usize) -> Option<(ErlNifMapIterator, bool)> {
+        let backwards = size > 32;
+        let entry = if backwards {
+            ErlNifMapIteratorEntry::ERL_NIF_MAP_ITERATOR_TAIL
+        } else {
+            ErlNifMapIteratorEntry::ERL_NIF_MAP_ITERATOR_HEAD
+        };
+        let mut iter: ErlNifMapIterator = unsafe { MaybeUninit::zeroed().assume_init() };
+        if unsafe { enif_map_iterator_create(self.env, map, &mut iter, entry) } == 0 {
+            return None;
+        }
+        Some((iter, backwards))
+    }
+
+    /// The pairs list of an ordered-object fragment (`%RustyJson.Fragment{encode: {:object, pairs}}`).
+    fn fragment_pairs(&self, map: ErlNifTerm) -> Option<ErlNifTerm> {
+        let env = self.env;
+        let (mut module, mut encode) = (ErlNifTerm::default(), ErlNifTerm::default());
+        if unsafe { enif_get_map_value(env, map, self.struct_key, &mut module) } == 0
+            || module != self.fragment
+            || unsafe { enif_get_map_value(env, map, self.encode_key, &mut encode) } == 0
+        {
+            return None;
+        }
+        let mut arity = 0;
+        let mut elems: *const ErlNifTerm = ptr::null();
+        if unsafe { enif_get_tuple(env, encode, &mut arity, &mut elems) } == 0
+            || arity != 2
+            || unsafe { *elems } != self.object
+        {
+            return None;
+        }
+        Some(unsafe { *elems.add(1) })
+    }
+
+    /// Key and value of a `{key, value}` tuple.
+    fn pair(&self, pair: ErlNifTerm) -> Option<(ErlNifTerm, ErlNifTerm)> {
+        let mut arity = 0;
+        let mut elems: *const ErlNifTerm = ptr::null();
+        if unsafe { enif_get_tuple(self.env, pair, &mut arity, &mut elems) } == 0 || arity != 2 {
+            return None;
+        }
+        Some(unsafe { (*elems, *elems.add(1)) })
+    }
+
+    fn write_fragment(&mut self, term: ErlNifTerm, out: &mut Out) -> Result<(), Fail> {
+        let env = self.env;
+        let mut encode = ErlNifTerm::default();
+        if unsafe { enif_get_map_value(env, term, self.encode_key, &mut encode) } == 0 {
+            return Err(Fail::Unsupported(term));
+        }
+        match unsafe { enif_term_type(env, encode) } {
+            ErlNifTermType::ERL_NIF_TERM_TYPE_TUPLE => {
+                // {:object, [{key, value}]}: an ordered object.
+                let pairs = self.fragment_pairs(term).ok_or(Fail::Unsupported(term))?;
+                if unsafe { rustler::sys::enif_is_empty_list(env, pairs) } != 0 {
+                    out.extend(b"{}");
+                    return Ok(());
+                }
+                out.push(b'{');
+                let seen = self.seen_set();
+                self.stack.push(Frame::Pairs {
+                    tail: pairs,
+                    count: 0,
+                    seen,
+                });
+                Ok(())
+            }
+            ErlNifTermType::ERL_NIF_TERM_TYPE_BITSTRING
+            | ErlNifTermType::ERL_NIF_TERM_TYPE_LIST => {
+                let mut bin: ErlNifBinary = unsafe { MaybeUninit::zeroed().assume_init() };
+                if unsafe { enif_inspect_iolist_as_binary(env, encode, &mut bin) } == 0 {
+                    return Err(Fail::Unsupported(term));
+                }
+                let bytes = unsafe { std::slice::from_raw_parts(bin.data, bin.size) };
+                self.afford(bytes.len() >> BYTES_PER_UNIT_SHIFT)?;
+                match self.pretty {
+                    Some(p) => p.reformat(out, bytes, self.stack.len()),
+                    None => out.extend(bytes),
+                }
+                Ok(())
+            }
+            _ => Err(Fail::Elixir),
+        }
+    }
+
+    /// Writes the key of a `{key, value}` pair and returns the value.
+    fn write_pair_key(&mut self, pair: ErlNifTerm, out: &mut Out) -> Result<ErlNifTerm, Fail> {
+        let (key, value) = self.pair(pair).ok_or(Fail::Unsupported(pair))?;
+        self.write_key(key, out)?;
+        self.colon(out);
+        Ok(value)
+    }
+
+    fn write_key(&mut self, key: ErlNifTerm, out: &mut Out) -> Result<(), Fail> {
+        let start = out.len();
+        match unsafe { enif_term_type(self.env, key) } {
+            ErlNifTermType::ERL_NIF_TERM_TYPE_BITSTRING => {
+                let bytes = self.binary(key).ok_or(Fail::Elixir)?;
+                self.write_string(bytes, key, out)?;
+            }
+            ErlNifTermType::ERL_NIF_TERM_TYPE_ATOM => self.write_atom(key, out)?,
+            ErlNifTermType::ERL_NIF_TERM_TYPE_INTEGER => {
+                out.push(b'"');
+                self.write_integer(key, out)?;
+                out.push(b'"');
+            }
+            ErlNifTermType::ERL_NIF_TERM_TYPE_FLOAT => {
+                let mut f = 0.0;
+                unsafe { enif_get_double(self.env, key, &mut f) };
+                out.push(b'"');
+                number::write_f64(out, f);
+                out.push(b'"');
+            }
+            _ => return Err(Fail::Elixir),
+        }
+        if self.strict {
+            let written = out.as_slice()[start..].to_vec();
+            let seen = match self.stack.last_mut() {
+                Some(Frame::Map { seen, .. })
+                | Some(Frame::Flat { seen, .. })
+                | Some(Frame::Pairs { seen, .. }) => seen,
+                _ => return Ok(()),
+            };
+            if let Some(seen) = seen {
+                if !seen.insert(written) {
+                    return Err(Fail::DuplicateKey(key));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn binary(&self, term: ErlNifTerm) -> Option<&'static [u8]> {
+        let mut bin: ErlNifBinary = unsafe { MaybeUninit::zeroed().assume_init() };
+        if unsafe { enif_inspect_binary(self.env, term, &mut bin) } == 0 {
+            return None;
+        }
+        if bin.size == 0 {
+            return Some(&[]);
+        }
+        // SAFETY: the binary lives as long as the term, i.e. for the whole NIF call.
+        Some(unsafe { std::slice::from_raw_parts(bin.data, bin.size) })
+    }
+
+    #[inline]
+    fn write_string(&self, bytes: &[u8], term: ErlNifTerm, out: &mut Out) -> Result<(), Fail> {
+        escape::write_string(out, bytes, self.mode).map_err(|i| Fail::InvalidByte(bytes[i], term))
+    }
+
+    fn write_integer(&mut self, term: ErlNifTerm, out: &mut Out) -> Result<(), Fail> {
+        let mut i = 0i64;
+        if unsafe { enif_get_int64(self.env, term, &mut i) } != 0 {
+            number::write_i64(out, i);
+            return Ok(());
+        }
+        let mut u = 0u64;
+        if unsafe { enif_get_uint64(self.env, term, &mut u) } != 0 {
+            number::write_u64(out, u);
+            return Ok(());
+        }
+        let env = unsafe { Env::new(&(), self.env) };
+        let big: rustler::BigInt = unsafe { Term::new(env, term) }
+            .decode()
+            .map_err(|_| Fail::Unsupported(term))?;
+        // Decimal conversion is about quadratic in the size: a big one waits for the dirty scheduler.
+        let words = big.bits() as usize / 64 + 1;
+        self.afford(words.saturating_mul(words) / 16)?;
+        out.extend(big.to_string().as_bytes());
+        Ok(())
+    }
+
+    /// Writes an atom's text as a string. Atoms repeat (map keys above all), so their written form is kept in a
+    /// small direct-mapped cache for the call.
+    #[inline]
+    fn write_atom(&mut self, term: ErlNifTerm, out: &mut Out) -> Result<(), Fail> {
+        let slot = (tag::word(term) >> 6) % ATOM_CACHE_SLOTS;
+        if let Some(&(cached, start, len)) = self.atom_cache.get(slot) {
+            if cached == term {
+                out.extend(&self.atom_bytes[start as usize..(start + len) as usize]);
+                return Ok(());
+            }
+        }
+        let from = out.len();
+        self.write_atom_text(term, out)?;
+        let written = &out.as_slice()[from..];
+        if self.atom_bytes.len() + written.len() <= ATOM_CACHE_BYTES {
+            if self.atom_cache.is_empty() {
+                self.atom_cache = vec![(ErlNifTerm::default(), 0, 0); ATOM_CACHE_SLOTS];
+            }
+            let start = self.atom_bytes.len() as u32;
+            self.atom_bytes.extend_from_slice(written);
+            self.atom_cache[slot] = (term, start, written.len() as u32);
+        }
+        Ok(())
+    }
+
+    fn write_atom_text(&self, term: ErlNifTerm, out: &mut Out) -> Result<(), Fail> {
+        let mut buf = [MaybeUninit::<u8>::uninit(); 256];
+        let n = unsafe {
+            enif_get_atom(
+                self.env,
+                term,
+                buf.as_mut_ptr() as *mut _,
+                buf.len() as _,
+                ErlNifCharEncoding::ERL_NIF_LATIN1,
+            )
+        };
+        if n > 0 {
+            // SAFETY: enif_get_atom wrote n bytes (the text and a NUL).
+            let latin1 =
+                unsafe { std::slice::from_raw_parts(buf.as_ptr() as *const u8, (n - 1) as usize) };
+            if latin1.is_ascii() {
+                return self.write_string(latin1, term, out);
+            }
+            let utf8: Vec<u8> = latin1
+                .iter()
+                .flat_map(|&b| {
+                    let mut tmp = [0u8; 4];
+                    (b as char).encode_utf8(&mut tmp).as_bytes().to_vec()
+                })
+                .collect();
+            return self.write_string(&utf8, term, out);
+        }
+        // An atom with characters above U+00FF: read its UTF-8 text from the external format.
+        let mut bin: ErlNifBinary = unsafe { MaybeUninit::zeroed().assume_init() };
+        if unsafe { enif_term_to_binary(self.env, term, &mut bin) } == 0 {
+            return Err(Fail::Unsupported(term));
+        }
+        let etf = unsafe { std::slice::from_raw_parts(bin.data, bin.size) };
+        let text = match etf {
+            [131, 118, hi, lo, rest @ ..] => Some(&rest[..((*hi as usize) << 8 | *lo as usize)]),
+            [131, 119, len, rest @ ..] => Some(&rest[..*len as usize]),
+            _ => None,
+        };
+        let result = match text {
+            Some(text) => self.write_string(text, term, out),
+            None => Err(Fail::Unsupported(term)),
+        };
+        unsafe { enif_release_binary(&mut bin) };
+        result
+    }
 }

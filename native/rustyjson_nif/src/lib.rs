@@ -11,8 +11,8 @@ static GLOBAL: alloc::CountingMiMalloc = alloc::CountingMiMalloc;
 
 /// Encodes a plain term to a JSON binary, or returns `{:error, reason}`.
 #[rustler::nif]
-fn encode<'a>(env: Env<'a>, term: Term<'a>, _opts: Term<'a>) -> Term<'a> {
-    encode::encode(env, term)
+fn encode<'a>(env: Env<'a>, term: Term<'a>, opts: Term<'a>) -> Term<'a> {
+    encode::encode(env, term, opts)
 }
 
 /// Decodes a JSON binary to a term, or returns `{:error, reason}`.

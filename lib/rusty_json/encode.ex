@@ -1,0 +1,160 @@
+defmodule RustyJson.Encode do
+  @moduledoc """
+  Encoding helpers for `RustyJson.Encoder` implementations (as `Jason.Encode`'s): each returns the JSON of its
+  argument as iodata (a binary) and raises `RustyJson.EncodeError` or `Protocol.UndefinedError` on failure.
+  Pass on the `opts` your `encode/2` received.
+  """
+
+  alias RustyJson.{EncodeError, EncodeOptions, Fragment, Native}
+
+  @typedoc "Encoder options as `RustyJson.Encoder.encode/2` receives them (or an encode keyword list)."
+  @type opts :: EncodeOptions.t() | keyword()
+
+  @doc "Encodes any encodable value."
+  @spec value(term(), opts()) :: iodata()
+  def value(value, opts) do
+    case run(value, opts |> EncodeOptions.new() |> EncodeOptions.compact()) do
+      {:ok, json} -> json
+      {:error, exception} -> raise exception
+    end
+  end
+
+  @doc "Encodes an atom (`nil`, `true`, `false` or a string)."
+  @spec atom(atom(), opts()) :: iodata()
+  def atom(atom, opts) when is_atom(atom), do: value(atom, opts)
+
+  @doc "Encodes a string with the escape mode of `opts`."
+  @spec string(String.t(), opts()) :: iodata()
+  def string(string, opts) when is_binary(string), do: value(string, opts)
+
+  @doc "Encodes an integer."
+  @spec integer(integer()) :: iodata()
+  def integer(integer) when is_integer(integer), do: Integer.to_string(integer)
+
+  @doc "Encodes a float."
+  @spec float(float()) :: iodata()
+  def float(float) when is_float(float), do: value(float, [])
+
+  @doc "Encodes a list as an array."
+  @spec list(list(), opts()) :: iodata()
+  def list(list, opts) when is_list(list), do: value(list, opts)
+
+  @doc "Encodes a map as an object (keys in `Map.to_list/1` order)."
+  @spec map(map(), opts()) :: iodata()
+  def map(map, opts) when is_map(map), do: value(map, opts)
+
+  @doc "Encodes a keyword list as an object, keeping its order."
+  @spec keyword(keyword(), opts()) :: iodata()
+  def keyword(keyword, opts) when is_list(keyword), do: ordered(keyword, opts)
+
+  @doc "Encodes `{key, value}` pairs as an object in the given order (keys as map keys are converted)."
+  @spec ordered([{term(), term()}], opts()) :: iodata()
+  def ordered(pairs, opts) when is_list(pairs),
+    do: value(%Fragment{encode: {:object, pairs}}, opts)
+
+  @doc false
+  # The whole encode: one NIF pass; when the NIF meets what only Elixir can do (structs, fragment functions,
+  # unusual map keys) it says so, the term is resolved here and the NIF runs again.
+  @spec run(term(), EncodeOptions.t()) :: {:ok, binary()} | {:error, Exception.t()}
+  def run(term, opts), do: result(Native.encode(term, opts), term, opts)
+
+  @doc false
+  # What a NIF result means for `term`: the JSON, an error, or "Elixir must resolve this first".
+  @spec result(term(), term(), EncodeOptions.t()) :: {:ok, binary()} | {:error, Exception.t()}
+  def result(json, _term, _opts) when is_binary(json), do: {:ok, json}
+  def result({:error, :elixir}, term, opts), do: run_resolved(term, opts)
+  def result({:error, reason}, _term, _opts), do: {:error, exception(reason)}
+
+  defp run_resolved(term, opts) do
+    resolved = resolve(term, EncodeOptions.compact(opts))
+
+    case Native.encode(resolved, opts) do
+      json when is_binary(json) -> {:ok, json}
+      {:error, :elixir} -> {:error, exception({:unsupported, term})}
+      {:error, reason} -> {:error, exception(reason)}
+    end
+  rescue
+    e in EncodeError ->
+      {:error, e}
+
+    e in Protocol.UndefinedError ->
+      if e.protocol == RustyJson.Encoder, do: {:error, e}, else: reraise(e, __STACKTRACE__)
+  end
+
+  @doc false
+  @spec exception(term()) :: Exception.t()
+  def exception({:invalid_byte, byte, original}), do: EncodeError.invalid_byte(byte, original)
+  def exception({:duplicate_key, key}), do: EncodeError.duplicate_key(key)
+
+  def exception({:unsupported, value}) when is_bitstring(value) do
+    %Protocol.UndefinedError{
+      protocol: RustyJson.Encoder,
+      value: value,
+      description: "cannot encode a bitstring to JSON"
+    }
+  end
+
+  def exception({:unsupported, value}) do
+    %Protocol.UndefinedError{
+      protocol: RustyJson.Encoder,
+      value: value,
+      description: "RustyJson.Encoder protocol must always be explicitly implemented"
+    }
+  end
+
+  def exception({:improper_list, tail}),
+    do:
+      ArgumentError.exception(
+        "cannot encode an improper list (its last tail is #{inspect(tail)})"
+      )
+
+  def exception({:badarg, opts}),
+    do: ArgumentError.exception("invalid encode options: #{inspect(opts)}")
+
+  # Replaces every struct by a Fragment (through the protocol, or ISO 8601 / Decimal strings as Jason does),
+  # calls fragment functions, and turns maps with keys the NIF does not convert (String.Chars) into ordered
+  # objects. Map key order is kept: `:maps.map/2` keeps the key set, and ordered objects list `Map.to_list/1`.
+  defp resolve(%{__struct__: module} = struct, opts) when is_atom(module),
+    do: resolve_struct(struct, opts)
+
+  defp resolve(map, opts) when is_map(map) do
+    if Enum.all?(Map.keys(map), &native_key?/1) do
+      :maps.map(fn _key, value -> resolve(value, opts) end, map)
+    else
+      %Fragment{encode: {:object, resolve_pairs(Map.to_list(map), opts)}}
+    end
+  end
+
+  defp resolve([head | tail], opts), do: [resolve(head, opts) | resolve_tail(tail, opts)]
+  defp resolve(other, _opts), do: other
+
+  defp resolve_tail(list, opts) when is_list(list), do: resolve(list, opts)
+  defp resolve_tail(improper, _opts), do: improper
+
+  defp resolve_pairs(pairs, opts) do
+    Enum.map(pairs, fn {key, value} -> {key(key), resolve(value, opts)} end)
+  end
+
+  defp native_key?(key), do: is_binary(key) or is_atom(key) or is_integer(key) or is_float(key)
+
+  defp key(key) do
+    if native_key?(key), do: key, else: String.Chars.to_string(key)
+  end
+
+  defp resolve_struct(%Fragment{encode: {:object, pairs}}, opts),
+    do: %Fragment{encode: {:object, resolve_pairs(pairs, opts)}}
+
+  defp resolve_struct(%Fragment{encode: fun}, opts) when is_function(fun, 1),
+    do: %Fragment{encode: fun.(opts)}
+
+  defp resolve_struct(%Fragment{} = fragment, _opts), do: fragment
+
+  defp resolve_struct(%module{} = struct, _opts)
+       when module in [Date, Time, NaiveDateTime, DateTime],
+       do: %Fragment{encode: [?", module.to_iso8601(struct), ?"]}
+
+  defp resolve_struct(%module{} = decimal, _opts) when module == Decimal,
+    do: %Fragment{encode: [?", apply(module, :to_string, [decimal, :normal]), ?"]}
+
+  defp resolve_struct(struct, opts), do: %Fragment{encode: RustyJson.Encoder.encode(struct, opts)}
+end

@@ -1,0 +1,162 @@
+defprotocol RustyJson.Encoder do
+  @moduledoc """
+  Protocol for encoding a value to JSON, as `Jason.Encoder`.
+
+  Maps, lists, binaries, atoms and numbers are encoded natively; this protocol is how structs take part. Derive it:
+
+      @derive {RustyJson.Encoder, only: [:id, :name]}
+      defstruct [:id, :name, :password_hash]
+
+  (`@derive RustyJson.Encoder` encodes every field; `except: [...]` leaves some out), or implement `encode/2`,
+  returning iodata, with the helpers of `RustyJson.Encode`:
+
+      defimpl RustyJson.Encoder, for: Money do
+        def encode(%Money{amount: a, currency: c}, opts),
+          do: RustyJson.Encode.string("\#{a} \#{c}", opts)
+      end
+
+  Date, Time, NaiveDateTime and DateTime encode as ISO 8601 strings and Decimal as its `:normal` string; those
+  are handled before the protocol, like Jason does.
+  """
+
+  @fallback_to_any true
+
+  @typedoc "The options handed to `encode/2`; pass them on to `RustyJson.Encode` functions."
+  @type opts :: term()
+
+  @doc "Encodes `value` to JSON iodata."
+  @spec encode(t(), opts()) :: iodata()
+  def encode(value, opts)
+end
+
+defimpl RustyJson.Encoder, for: Any do
+  defmacro __deriving__(module, struct, opts) do
+    fields = RustyJson.Encoder.Derive.fields!(struct, opts)
+
+    quote do
+      defimpl RustyJson.Encoder, for: unquote(module) do
+        def encode(struct, opts) do
+          RustyJson.Encode.ordered(
+            Enum.map(unquote(fields), fn field -> {field, Map.fetch!(struct, field)} end),
+            opts
+          )
+        end
+      end
+    end
+  end
+
+  def encode(%_{} = struct, _opts) do
+    raise Protocol.UndefinedError,
+      protocol: @protocol,
+      value: struct,
+      description: RustyJson.Encoder.Derive.struct_description()
+  end
+
+  def encode(value, _opts) do
+    raise Protocol.UndefinedError,
+      protocol: @protocol,
+      value: value,
+      description: "RustyJson.Encoder protocol must always be explicitly implemented"
+  end
+end
+
+defimpl RustyJson.Encoder, for: [Atom, Integer, Float, List, Map] do
+  def encode(value, opts), do: RustyJson.Encode.value(value, opts)
+end
+
+defimpl RustyJson.Encoder, for: BitString do
+  def encode(binary, opts) when is_binary(binary), do: RustyJson.Encode.string(binary, opts)
+
+  def encode(bitstring, _opts) do
+    raise Protocol.UndefinedError,
+      protocol: @protocol,
+      value: bitstring,
+      description: "cannot encode a bitstring to JSON"
+  end
+end
+
+defimpl RustyJson.Encoder, for: [Date, Time, NaiveDateTime, DateTime] do
+  def encode(value, _opts), do: [?", @for.to_iso8601(value), ?"]
+end
+
+defimpl RustyJson.Encoder, for: RustyJson.Fragment do
+  def encode(%{encode: encode}, opts) when is_function(encode, 1), do: encode.(opts)
+  def encode(%{encode: {:object, pairs}}, opts), do: RustyJson.Encode.ordered(pairs, opts)
+  def encode(%{encode: iodata}, _opts), do: iodata
+end
+
+defmodule RustyJson.Encoder.Derive do
+  @moduledoc false
+  # Compile-time checks of `@derive RustyJson.Encoder` (Jason's rules and messages).
+
+  @doc false
+  def fields!(struct, opts) do
+    fields = Map.keys(struct) -- [:__struct__]
+
+    selected =
+      cond do
+        only = Keyword.get(opts, :only) ->
+          check_known!(:only, only, fields)
+          only
+
+        except = Keyword.get(opts, :except) ->
+          check_known!(:except, except, fields)
+          fields -- except
+
+        true ->
+          fields
+      end
+
+    Enum.each(selected, &check_key!/1)
+    selected
+  end
+
+  defp check_known!(option, keys, fields) do
+    case keys -- fields do
+      [] ->
+        :ok
+
+      extra ->
+        raise ArgumentError,
+              "`#{inspect(option)}` specified keys (#{inspect(extra)}) that are not defined in " <>
+                "defstruct: #{inspect(fields)}"
+    end
+  end
+
+  defp check_key!(field) do
+    key = Atom.to_string(field)
+
+    for <<byte <- key>>, byte < 0x20 or byte > 0x7E or byte in [?\\, ?/, ?"] do
+      raise RustyJson.EncodeError,
+        message: "invalid byte #{inspect(byte, base: :hex)} in literal key: #{inspect(key)}"
+    end
+
+    :ok
+  end
+
+  @doc false
+  def struct_description do
+    """
+    RustyJson.Encoder protocol must always be explicitly implemented.
+
+    If you own the struct, you can derive the implementation specifying \
+    which fields should be encoded to JSON:
+
+        @derive {RustyJson.Encoder, only: [....]}
+        defstruct ...
+
+    It is also possible to encode all fields, although this should be \
+    used carefully to avoid accidentally leaking private information \
+    when new fields are added:
+
+        @derive RustyJson.Encoder
+        defstruct ...
+
+    Finally, if you don't own the struct you want to encode to JSON, \
+    you may use Protocol.derive/3 placed outside of any module:
+
+        Protocol.derive(RustyJson.Encoder, NameOfTheStruct, only: [...])
+        Protocol.derive(RustyJson.Encoder, NameOfTheStruct)
+    """
+  end
+end
