@@ -5,7 +5,7 @@ export PATH := $(HOME)/.cargo/bin:$(PATH)
 export LC_ALL := C.UTF-8
 export LANG := C.UTF-8
 
-.PHONY: demo test deps build bench bench-quick clean
+.PHONY: demo test deps build bench bench-quick fuzz clean
 
 deps:
 	@scripts/install-deps
@@ -32,6 +32,11 @@ bench: deps
 # A quick pass for development: smaller inputs, one timing run, written to /tmp.
 bench-quick: deps
 	mix run bench/report.exs --quick --out /tmp/BENCHMARKS.quick.md
+
+# Coverage-guided fuzzing of the Rust core (nightly + cargo-fuzz, installed if missing): make fuzz FUZZ_SECONDS=300
+FUZZ_SECONDS ?= 60
+fuzz: deps
+	scripts/fuzz $(FUZZ_SECONDS)
 
 clean:
 	rm -rf _build priv/native native/target

@@ -8,3 +8,6 @@ pub mod escape;
 pub mod number;
 pub mod parser;
 pub mod pretty;
+
+#[cfg(any(test, feature = "checks"))]
+pub mod checks;

@@ -1,0 +1,168 @@
+//! Properties of the writers (and parser) checked on arbitrary input. The fuzz targets in `native/fuzz` call these
+//! with libFuzzer's inputs; `cargo test` runs them over seed documents and pseudo-random inputs, so CI checks the
+//! same properties without a fuzzer. Each panics on a violation.
+
+use crate::buffer::Buffer;
+use crate::escape::{write_string, Mode};
+use crate::number::{write_f64, write_i64, write_u64};
+
+/// The string writer, in every escape mode: it rejects exactly invalid UTF-8 (at the first bad sequence), and for
+/// valid input writes a JSON string that means the input and keeps each mode's promises.
+pub fn check_escape(data: &[u8]) {
+    for mode in [Mode::Json, Mode::JavaScript, Mode::Html, Mode::Unicode] {
+        let mut out = Buffer::default();
+        let result = write_string(&mut out, data, mode);
+        match std::str::from_utf8(data) {
+            Err(e) => assert_eq!(result, Err(e.valid_up_to()), "mode {mode:?}"),
+            Ok(s) => {
+                assert_eq!(result, Ok(()), "mode {mode:?}");
+                let json = out.into_vec();
+                let back: String =
+                    serde_json::from_slice(&json).expect("writer output is a JSON string");
+                assert_eq!(back, s, "mode {mode:?}");
+                let text = std::str::from_utf8(&json).expect("writer output is UTF-8");
+                match mode {
+                    Mode::Json => {}
+                    Mode::Unicode => assert!(json.is_ascii()),
+                    Mode::Html => {
+                        assert!(!text.contains('<'));
+                        assert!(!unescaped_slash(&json), "raw / in html_safe output");
+                    }
+                    Mode::JavaScript => {}
+                }
+                if mode != Mode::Json {
+                    assert!(!text.contains('\u{2028}') && !text.contains('\u{2029}'));
+                }
+            }
+        }
+    }
+}
+
+/// True when the JSON string text has a `/` that is not escaped.
+fn unescaped_slash(json: &[u8]) -> bool {
+    let mut escaped = false;
+    for &b in json {
+        if escaped {
+            escaped = false;
+        } else if b == b'\\' {
+            escaped = true;
+        } else if b == b'/' {
+            return true;
+        }
+    }
+    false
+}
+
+/// The number writers on a 64-bit pattern: integers print exactly; a finite float prints as a JSON number that
+/// reads back to the same float.
+pub fn check_numbers(bits: u64) {
+    let mut out = Buffer::default();
+    write_u64(&mut out, bits);
+    assert_eq!(out.into_vec(), bits.to_string().into_bytes());
+
+    let mut out = Buffer::default();
+    write_i64(&mut out, bits as i64);
+    assert_eq!(out.into_vec(), (bits as i64).to_string().into_bytes());
+
+    let f = f64::from_bits(bits);
+    if f.is_finite() {
+        let mut out = Buffer::default();
+        write_f64(&mut out, f);
+        let text = String::from_utf8(out.into_vec()).expect("ASCII");
+        let value: serde_json::Value = serde_json::from_str(&text).expect("a JSON number");
+        assert!(value.is_f64(), "{text} must read as a float");
+        let back: f64 = text.parse().expect("Rust reads it");
+        assert_eq!(
+            back.to_bits(),
+            f.to_bits(),
+            "{text} does not round-trip {f:?}"
+        );
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// A small deterministic generator (xorshift64*), so the checks see the same inputs on every run.
+    pub(crate) struct Rng(u64);
+
+    impl Rng {
+        pub(crate) fn new(seed: u64) -> Self {
+            Rng(seed | 1)
+        }
+        pub(crate) fn next(&mut self) -> u64 {
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+        }
+        /// Bytes biased towards what JSON writers find interesting: ASCII, escapes, UTF-8 leads and continuations.
+        pub(crate) fn bytes(&mut self, max_len: usize) -> Vec<u8> {
+            const PICKS: &[u8] = b"a\"\\/<\x00\x1f\x7f\xc2\xa0\xe2\x80\xa8\xed\xa0\x80\xf0\x9f\x98\x80\xf4\x90\xff\xc0";
+            let len = (self.next() % (max_len as u64 + 1)) as usize;
+            (0..len)
+                .map(|_| {
+                    let r = self.next();
+                    if r % 3 == 0 {
+                        PICKS[(r >> 8) as usize % PICKS.len()]
+                    } else {
+                        (r >> 16) as u8
+                    }
+                })
+                .collect()
+        }
+    }
+
+    /// Public benchmark documents, when `../shared/data/bench/` is beside the project.
+    pub(crate) fn seed_documents() -> Vec<Vec<u8>> {
+        let dir =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/bench");
+        let mut docs = Vec::new();
+        if let Ok(entries) = std::fs::read_dir(dir) {
+            for entry in entries.flatten() {
+                if entry.path().extension().is_some_and(|e| e == "json") {
+                    docs.push(std::fs::read(entry.path()).unwrap());
+                }
+            }
+        }
+        docs
+    }
+
+    #[test]
+    fn escape_on_random_and_document_bytes() {
+        let mut rng = Rng::new(0x5eed);
+        for _ in 0..50_000 {
+            check_escape(&rng.bytes(40));
+        }
+        for doc in seed_documents() {
+            for chunk in doc.chunks(4096).take(64) {
+                check_escape(chunk);
+            }
+        }
+    }
+
+    #[test]
+    fn numbers_on_random_and_special_patterns() {
+        let mut rng = Rng::new(0xf10a7);
+        for _ in 0..300_000 {
+            check_numbers(rng.next());
+        }
+        for f in [
+            0.0f64,
+            -0.0,
+            f64::MIN_POSITIVE,
+            f64::MAX,
+            f64::MIN,
+            5e-324,
+            9007199254740992.0,
+            1e21,
+            1e-7,
+        ] {
+            check_numbers(f.to_bits());
+        }
+        for bits in [0u64, 1, u64::MAX, i64::MIN as u64, i64::MAX as u64] {
+            check_numbers(bits);
+        }
+    }
+}
