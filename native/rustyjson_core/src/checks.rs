@@ -104,7 +104,7 @@ pub(crate) mod tests {
             (0..len)
                 .map(|_| {
                     let r = self.next();
-                    if r % 3 == 0 {
+                    if r.is_multiple_of(3) {
                         PICKS[(r >> 8) as usize % PICKS.len()]
                     } else {
                         (r >> 16) as u8
