@@ -62,6 +62,9 @@ defmodule RustyJson.Native do
   @doc false
   def decode(_input, _opts), do: not_loaded()
 
+  @doc false
+  def decode_dirty(_input, _opts), do: not_loaded()
+
   defp not_loaded do
     :erlang.nif_error({:rusty_json_nif_not_loaded, load_error()})
   end

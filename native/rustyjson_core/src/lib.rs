@@ -5,5 +5,8 @@
 
 pub mod buffer;
 pub mod escape;
+pub mod float;
+pub mod intern;
 pub mod number;
 pub mod parser;
+pub mod utf8;

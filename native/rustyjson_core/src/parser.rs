@@ -1,30 +1,57 @@
-//! An iterative JSON parser (RFC 8259) that drives a [`Builder`].
+//! An iterative JSON parser (RFC 8259) that drives a [`Builder`] and reports Jason's error positions.
 //!
-//! It keeps its own stack of open containers on the heap, so nesting depth is bounded by memory,
-//! never by the machine stack.
+//! The parser owns the container stack and one shared value stack (plus one key stack for objects), so a
+//! container's elements are a slice of that stack when it closes: no per-container collection, and nesting
+//! depth is bounded by memory, never by the machine stack.
+
+use crate::utf8;
+
+/// Jason's limit: an integer token longer than this many bytes is an error.
+pub const MAX_INTEGER_TOKEN: usize = 1024;
 
 /// Where a string's bytes are: a slice of the input (no escapes) or unescaped bytes in a scratch buffer.
+#[derive(Clone, Copy, Debug)]
 pub enum Str<'a> {
-    /// Bytes `start..end` of the input, taken verbatim.
-    Input { start: usize, end: usize },
+    /// Bytes `start..end` of the input (`bytes` is that slice), taken verbatim.
+    Input {
+        start: usize,
+        end: usize,
+        bytes: &'a [u8],
+    },
     /// Unescaped bytes, valid only for the duration of the call.
     Unescaped(&'a [u8]),
 }
 
-/// Receives parse events. Containers are announced at their start and end; the builder keeps its own stack.
+impl<'a> Str<'a> {
+    /// The string's bytes.
+    #[inline]
+    pub fn bytes(&self) -> &'a [u8] {
+        match *self {
+            Str::Input { bytes, .. } => bytes,
+            Str::Unescaped(b) => b,
+        }
+    }
+}
+
+/// Builds values bottom-up. `V` is the builder's value type (a BEAM term in the NIF).
 pub trait Builder {
-    fn null(&mut self);
-    fn boolean(&mut self, value: bool);
-    /// An integer token (`-?digits`), as text.
-    fn integer(&mut self, text: &[u8]);
-    /// A float token, its text and its value.
-    fn float(&mut self, text: &[u8], value: f64);
-    fn string(&mut self, input: &[u8], s: Str);
-    fn key(&mut self, input: &[u8], s: Str);
-    fn start_array(&mut self);
-    fn end_array(&mut self);
-    fn start_object(&mut self);
-    fn end_object(&mut self);
+    type V: Copy;
+    fn null(&mut self) -> Self::V;
+    fn boolean(&mut self, value: bool) -> Self::V;
+    /// An integer that fits in 64 bits.
+    fn int(&mut self, value: i64) -> Self::V;
+    /// A longer integer token (`-?digits`, at most [`MAX_INTEGER_TOKEN`] bytes).
+    fn big_int(&mut self, text: &[u8]) -> Self::V;
+    /// A float token, its text and its (finite) value.
+    fn float(&mut self, text: &[u8], value: f64) -> Self::V;
+    fn string(&mut self, s: Str) -> Self::V;
+    /// An object key; `Err(())` aborts the parse with [`ParseError::Key`] (e.g. `keys: :atoms!`).
+    #[allow(clippy::result_unit_err)]
+    fn key(&mut self, s: Str) -> Result<Self::V, ()>;
+    /// An array of the given elements (possibly none).
+    fn array(&mut self, items: &[Self::V]) -> Self::V;
+    /// An object: `keys[i]` maps to `values[i]`, in document order (duplicates possible; the first wins).
+    fn object(&mut self, keys: &[Self::V], values: &[Self::V]) -> Self::V;
 }
 
 /// Why a parse failed, with Jason's positions.
@@ -36,37 +63,55 @@ pub enum ParseError {
     UnexpectedEnd(usize),
     /// An invalid token: bytes `start..end` of the input.
     Token { start: usize, end: usize },
+    /// The builder refused the object key at bytes `start..end` of the input (the quotes excluded).
+    Key { start: usize, end: usize },
 }
 
-#[derive(Clone, Copy, PartialEq)]
-enum Frame {
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
     Array,
     Object,
 }
 
-/// Parses `input` as one JSON document, sending events to `builder`.
-pub fn parse<B: Builder>(input: &[u8], builder: &mut B) -> Result<(), ParseError> {
-    Parser {
+#[derive(Clone, Copy)]
+struct Frame {
+    kind: Kind,
+    values_start: usize,
+    keys_start: usize,
+}
+
+/// Parses `input` as one JSON document and returns the built value.
+pub fn parse<B: Builder>(input: &[u8], builder: &mut B) -> Result<B::V, ParseError> {
+    let mut p = Parser {
         input,
         pos: 0,
-        stack: Vec::new(),
         scratch: Vec::new(),
-    }
-    .run(builder)
+    };
+    p.run(builder)
 }
 
 struct Parser<'a> {
     input: &'a [u8],
     pos: usize,
-    stack: Vec<Frame>,
     scratch: Vec<u8>,
 }
 
+#[inline(always)]
+fn is_ws(b: u8) -> bool {
+    matches!(b, b' ' | b'\n' | b'\r' | b'\t')
+}
+
+/// Result of scanning a string: where it lies and whether it went through the scratch buffer.
+enum Span {
+    Input(usize, usize),
+    Scratch(usize, usize),
+}
+
 impl<'a> Parser<'a> {
-    #[inline]
+    #[inline(always)]
     fn skip_ws(&mut self) {
         while let Some(&b) = self.input.get(self.pos) {
-            if b == b' ' || b == b'\n' || b == b'\r' || b == b'\t' {
+            if is_ws(b) {
                 self.pos += 1;
             } else {
                 break;
@@ -74,442 +119,679 @@ impl<'a> Parser<'a> {
         }
     }
 
-    #[inline]
-    fn peek(&self) -> Result<u8, ParseError> {
-        self.input
-            .get(self.pos)
-            .copied()
-            .ok_or(ParseError::UnexpectedEnd(self.input.len()))
-    }
-
-    fn unexpected(&self) -> ParseError {
-        if self.pos >= self.input.len() {
-            ParseError::UnexpectedEnd(self.input.len())
-        } else {
-            ParseError::UnexpectedByte(self.pos)
+    /// The next non-whitespace byte, or the end-of-input error.
+    #[inline(always)]
+    fn next_byte(&mut self) -> Result<u8, ParseError> {
+        match self.input.get(self.pos) {
+            Some(&b) if !is_ws(b) => Ok(b),
+            _ => {
+                self.skip_ws();
+                self.input
+                    .get(self.pos)
+                    .copied()
+                    .ok_or(ParseError::UnexpectedEnd(self.input.len()))
+            }
         }
     }
 
-    fn run<B: Builder>(mut self, b: &mut B) -> Result<(), ParseError> {
+    #[inline]
+    fn err_at(&self, pos: usize) -> ParseError {
+        if pos >= self.input.len() {
+            ParseError::UnexpectedEnd(self.input.len())
+        } else {
+            ParseError::UnexpectedByte(pos)
+        }
+    }
+
+    fn run<B: Builder>(&mut self, b: &mut B) -> Result<B::V, ParseError> {
+        let mut frames: Vec<Frame> = Vec::new();
+        let mut values: Vec<B::V> = Vec::new();
+        let mut keys: Vec<B::V> = Vec::new();
         'value: loop {
-            self.skip_ws();
-            match self.peek()? {
+            let c = self.next_byte()?;
+            let mut v = match c {
+                b'"' => {
+                    let span = self.string()?;
+                    let s = self.str_of(span);
+                    b.string(s)
+                }
                 b'{' => {
                     self.pos += 1;
-                    b.start_object();
-                    self.skip_ws();
-                    if self.peek()? == b'}' {
+                    let c = self.next_byte()?;
+                    if c == b'}' {
                         self.pos += 1;
-                        b.end_object();
+                        b.object(&[], &[])
                     } else {
-                        self.stack.push(Frame::Object);
-                        self.object_key(b)?;
+                        frames.push(Frame {
+                            kind: Kind::Object,
+                            values_start: values.len(),
+                            keys_start: keys.len(),
+                        });
+                        let k = self.object_key(b, c)?;
+                        keys.push(k);
                         continue 'value;
                     }
                 }
                 b'[' => {
                     self.pos += 1;
-                    b.start_array();
-                    self.skip_ws();
-                    if self.peek()? == b']' {
+                    let c = self.next_byte()?;
+                    if c == b']' {
                         self.pos += 1;
-                        b.end_array();
+                        b.array(&[])
                     } else {
-                        self.stack.push(Frame::Array);
+                        frames.push(Frame {
+                            kind: Kind::Array,
+                            values_start: values.len(),
+                            keys_start: keys.len(),
+                        });
                         continue 'value;
                     }
                 }
-                b'"' => {
-                    let s = self.string()?;
-                    b.string(self.input, s.resolve(&self.scratch));
-                }
                 b'-' | b'0'..=b'9' => self.number(b)?,
-                b't' => self.literal(b"true", |b: &mut B| b.boolean(true), b)?,
-                b'f' => self.literal(b"false", |b: &mut B| b.boolean(false), b)?,
-                b'n' => self.literal(b"null", |b: &mut B| b.null(), b)?,
-                _ => return Err(self.unexpected()),
-            }
+                b't' => {
+                    self.literal(b"true")?;
+                    b.boolean(true)
+                }
+                b'f' => {
+                    self.literal(b"false")?;
+                    b.boolean(false)
+                }
+                b'n' => {
+                    self.literal(b"null")?;
+                    b.null()
+                }
+                _ => return Err(ParseError::UnexpectedByte(self.pos)),
+            };
             // After a value: close containers or move to the next element.
             loop {
-                self.skip_ws();
-                let Some(&frame) = self.stack.last() else {
+                let Some(frame) = frames.last() else {
+                    self.skip_ws();
                     return if self.pos == self.input.len() {
-                        Ok(())
+                        Ok(v)
                     } else {
                         Err(ParseError::UnexpectedByte(self.pos))
                     };
                 };
-                match (frame, self.peek()?) {
-                    (_, b',') => {
+                let c = self.next_byte()?;
+                match (frame.kind, c) {
+                    (Kind::Array, b',') => {
                         self.pos += 1;
-                        if frame == Frame::Object {
-                            self.skip_ws();
-                            self.object_key(b)?;
-                        }
+                        values.push(v);
                         continue 'value;
                     }
-                    (Frame::Array, b']') => {
+                    (Kind::Object, b',') => {
                         self.pos += 1;
-                        self.stack.pop();
-                        b.end_array();
+                        values.push(v);
+                        let c = self.next_byte()?;
+                        let k = self.object_key(b, c)?;
+                        keys.push(k);
+                        continue 'value;
                     }
-                    (Frame::Object, b'}') => {
+                    (Kind::Array, b']') => {
                         self.pos += 1;
-                        self.stack.pop();
-                        b.end_object();
+                        let start = frame.values_start;
+                        frames.pop();
+                        if start == values.len() {
+                            // Single-element array: no collection.
+                            v = b.array(std::slice::from_ref(&v));
+                        } else {
+                            values.push(v);
+                            v = b.array(&values[start..]);
+                            values.truncate(start);
+                        }
                     }
-                    _ => return Err(self.unexpected()),
+                    (Kind::Object, b'}') => {
+                        self.pos += 1;
+                        let start = frame.values_start;
+                        let kstart = frame.keys_start;
+                        frames.pop();
+                        if start == values.len() {
+                            v = b.object(&keys[kstart..], std::slice::from_ref(&v));
+                        } else {
+                            values.push(v);
+                            v = b.object(&keys[kstart..], &values[start..]);
+                            values.truncate(start);
+                        }
+                        keys.truncate(kstart);
+                    }
+                    _ => return Err(ParseError::UnexpectedByte(self.pos)),
                 }
             }
         }
     }
 
-    fn object_key<B: Builder>(&mut self, b: &mut B) -> Result<(), ParseError> {
-        if self.peek()? != b'"' {
-            return Err(self.unexpected());
+    #[inline]
+    fn str_of(&self, span: Span) -> Str<'_> {
+        match span {
+            Span::Input(start, end) => Str::Input {
+                start,
+                end,
+                bytes: &self.input[start..end],
+            },
+            Span::Scratch(start, end) => Str::Unescaped(&self.scratch[start..end]),
         }
-        let s = self.string()?;
-        b.key(self.input, s.resolve(&self.scratch));
-        self.skip_ws();
-        if self.peek()? != b':' {
-            return Err(self.unexpected());
+    }
+
+    /// Parses `"key" :` where `c` is the (non-whitespace) byte at `pos`.
+    #[inline]
+    fn object_key<B: Builder>(&mut self, b: &mut B, c: u8) -> Result<B::V, ParseError> {
+        if c != b'"' {
+            return Err(ParseError::UnexpectedByte(self.pos));
+        }
+        let key_start = self.pos + 1;
+        let span = self.string()?;
+        let key_end = self.pos - 1;
+        let s = self.str_of(span);
+        let k = b.key(s).map_err(|()| ParseError::Key {
+            start: key_start,
+            end: key_end,
+        })?;
+        if self.next_byte()? != b':' {
+            return Err(ParseError::UnexpectedByte(self.pos));
         }
         self.pos += 1;
-        Ok(())
+        Ok(k)
     }
 
-    fn literal<B: Builder>(
-        &mut self,
-        word: &[u8],
-        emit: impl FnOnce(&mut B),
-        b: &mut B,
-    ) -> Result<(), ParseError> {
-        for &expected in word {
-            if self.peek()? != expected {
-                return Err(self.unexpected());
-            }
+    /// Jason reports a bad or truncated literal at its first byte.
+    #[inline]
+    fn literal(&mut self, word: &[u8]) -> Result<(), ParseError> {
+        if self.input[self.pos..].starts_with(word) {
+            self.pos += word.len();
+            Ok(())
+        } else {
+            Err(ParseError::UnexpectedByte(self.pos))
+        }
+    }
+
+    #[inline]
+    fn digits(&mut self) {
+        while let Some(b'0'..=b'9') = self.input.get(self.pos) {
             self.pos += 1;
         }
-        emit(b);
-        Ok(())
     }
 
-    fn number<B: Builder>(&mut self, b: &mut B) -> Result<(), ParseError> {
+    fn number<B: Builder>(&mut self, b: &mut B) -> Result<B::V, ParseError> {
+        let input = self.input;
         let start = self.pos;
-        let digit = |p: &Self| matches!(p.input.get(p.pos), Some(b'0'..=b'9'));
-        if self.input[self.pos] == b'-' {
+        let neg = input[start] == b'-';
+        if neg {
             self.pos += 1;
         }
-        match self.peek()? {
-            b'0' => self.pos += 1,
-            b'1'..=b'9' => {
-                while digit(self) {
+        let int_start = self.pos;
+        match input.get(self.pos) {
+            Some(b'0') => self.pos += 1,
+            Some(b'1'..=b'9') => {
+                // Fast path: accumulate up to 18 digits in a u64.
+                let mut acc: u64 = 0;
+                let mut n = 0;
+                while let Some(&d @ b'0'..=b'9') = input.get(self.pos) {
+                    if n < 18 {
+                        acc = acc * 10 + (d - b'0') as u64;
+                    }
+                    n += 1;
                     self.pos += 1;
                 }
+                if n <= 18 && !matches!(input.get(self.pos), Some(b'.' | b'e' | b'E')) {
+                    let v = acc as i64;
+                    return Ok(b.int(if neg { -v } else { v }));
+                }
             }
-            _ => return Err(self.unexpected()),
+            _ => return Err(self.err_at(self.pos)),
         }
+        let int_end = self.pos;
         let mut is_float = false;
-        if self.input.get(self.pos) == Some(&b'.') {
+        let has_frac = input.get(self.pos) == Some(&b'.');
+        if has_frac {
             is_float = true;
             self.pos += 1;
-            if !digit(self) {
-                return Err(self.unexpected());
+            if !matches!(input.get(self.pos), Some(b'0'..=b'9')) {
+                return Err(self.err_at(self.pos));
             }
-            while digit(self) {
-                self.pos += 1;
-            }
+            self.digits();
         }
-        if matches!(self.input.get(self.pos), Some(b'e' | b'E')) {
+        if matches!(input.get(self.pos), Some(b'e' | b'E')) {
             is_float = true;
             self.pos += 1;
-            if matches!(self.input.get(self.pos), Some(b'+' | b'-')) {
+            if matches!(input.get(self.pos), Some(b'+' | b'-')) {
                 self.pos += 1;
             }
-            if !digit(self) {
-                return Err(self.unexpected());
+            if !matches!(input.get(self.pos), Some(b'0'..=b'9')) {
+                return Err(self.err_at(self.pos));
             }
-            while digit(self) {
-                self.pos += 1;
-            }
+            self.digits();
         }
-        let text = &self.input[start..self.pos];
+        let text = &input[start..self.pos];
         if is_float {
-            // The token is ASCII by construction.
-            let value: f64 = std::str::from_utf8(text).unwrap().parse().unwrap();
-            if !value.is_finite() {
+            match crate::float::parse_float(text) {
+                // Jason reads `-0e...` (zero, exponent, no fraction) as 0.0, not -0.0.
+                Some(_)
+                    if neg && !has_frac && int_end - int_start == 1 && input[int_start] == b'0' =>
+                {
+                    Ok(b.float(text, 0.0))
+                }
+                Some(value) => Ok(b.float(text, value)),
+                None => Err(ParseError::Token {
+                    start,
+                    end: self.pos,
+                }),
+            }
+        } else {
+            if text.len() > MAX_INTEGER_TOKEN {
                 return Err(ParseError::Token {
                     start,
                     end: self.pos,
                 });
             }
-            b.float(text, value);
-        } else {
-            b.integer(text);
+            // 19 digits may still fit an i64.
+            if int_end - int_start == 19 {
+                let mut acc: u64 = 0;
+                for &d in &input[int_start..int_end] {
+                    acc = acc * 10 + (d - b'0') as u64;
+                }
+                if !neg && acc <= i64::MAX as u64 {
+                    return Ok(b.int(acc as i64));
+                }
+                if neg && acc <= i64::MAX as u64 + 1 {
+                    return Ok(b.int((acc as i64).wrapping_neg()));
+                }
+            }
+            if int_end - int_start == 1 {
+                // `0` or `-0`.
+                return Ok(b.int(0));
+            }
+            Ok(b.big_int(text))
         }
-        Ok(())
     }
 
-    /// Parses a string starting at the opening quote.
-    fn string(&mut self) -> Result<StrSpan, ParseError> {
-        self.pos += 1;
-        let start = self.pos;
-        let mut escaped = false;
-        self.scratch.clear();
-        let mut run_start = start;
+    /// Parses a string starting at the opening quote; leaves `pos` after the closing quote.
+    #[inline]
+    fn string(&mut self) -> Result<Span, ParseError> {
+        let input = self.input;
+        let start = self.pos + 1;
+        let mut pos = start;
         loop {
-            let b = self.peek()?;
-            match b {
-                b'"' => {
-                    let end = self.pos;
-                    self.pos += 1;
-                    if escaped {
-                        self.scratch.extend_from_slice(&self.input[run_start..end]);
-                        return Ok(StrSpan::Scratch);
-                    }
-                    return Ok(StrSpan::Input { start, end });
+            pos = utf8::skip_plain(input, pos);
+            match input.get(pos) {
+                Some(b'"') => {
+                    self.pos = pos + 1;
+                    return Ok(Span::Input(start, pos));
                 }
-                b'\\' => {
-                    escaped = true;
-                    self.scratch
-                        .extend_from_slice(&self.input[run_start..self.pos]);
-                    self.escape()?;
-                    run_start = self.pos;
+                Some(b'\\') => {
+                    self.pos = pos;
+                    return self.string_escaped(start);
                 }
-                0x00..=0x1F => return Err(ParseError::UnexpectedByte(self.pos)),
-                0x80..=0xFF => self.utf8_char()?,
-                _ => self.pos += 1,
+                Some(&c) if c < 0x20 => return Err(ParseError::UnexpectedByte(pos)),
+                Some(_) => match utf8::char_len(&input[pos..]) {
+                    Some(n) => pos += n,
+                    None => return Err(ParseError::UnexpectedByte(pos)),
+                },
+                None => return Err(ParseError::UnexpectedEnd(input.len())),
             }
         }
     }
 
-    fn escape(&mut self) -> Result<(), ParseError> {
-        self.pos += 1;
-        let c = self.peek()?;
-        let simple = match c {
-            b'"' => b'"',
-            b'\\' => b'\\',
-            b'/' => b'/',
-            b'b' => 0x08,
-            b'f' => 0x0C,
-            b'n' => b'\n',
-            b'r' => b'\r',
-            b't' => b'\t',
-            b'u' => {
-                let esc_start = self.pos - 1;
-                self.pos += 1;
-                let mut cp = self.hex4(esc_start)?;
+    /// The slow path: a string with escapes, unescaped into `scratch`. `pos` is at the first backslash.
+    #[cold]
+    fn string_escaped(&mut self, start: usize) -> Result<Span, ParseError> {
+        let input = self.input;
+        self.scratch.clear();
+        self.scratch.extend_from_slice(&input[start..self.pos]);
+        let mut pos = self.pos;
+        loop {
+            let run = pos;
+            pos = utf8::skip_plain(input, pos);
+            self.scratch.extend_from_slice(&input[run..pos]);
+            match input.get(pos) {
+                Some(b'"') => {
+                    self.pos = pos + 1;
+                    return Ok(Span::Scratch(0, self.scratch.len()));
+                }
+                Some(b'\\') => pos = self.escape(pos)?,
+                Some(&c) if c < 0x20 => return Err(ParseError::UnexpectedByte(pos)),
+                Some(_) => match utf8::char_len(&input[pos..]) {
+                    Some(n) => {
+                        self.scratch.extend_from_slice(&input[pos..pos + n]);
+                        pos += n
+                    }
+                    None => return Err(ParseError::UnexpectedByte(pos)),
+                },
+                None => return Err(ParseError::UnexpectedEnd(input.len())),
+            }
+        }
+    }
+
+    /// Unescapes the escape at `at` (a backslash) into `scratch`; returns the position after it.
+    fn escape(&mut self, at: usize) -> Result<usize, ParseError> {
+        let input = self.input;
+        let simple = match input.get(at + 1) {
+            Some(b'"') => b'"',
+            Some(b'\\') => b'\\',
+            Some(b'/') => b'/',
+            Some(b'b') => 0x08,
+            Some(b'f') => 0x0C,
+            Some(b'n') => b'\n',
+            Some(b'r') => b'\r',
+            Some(b't') => b'\t',
+            Some(b'u') => {
+                let Some(hex) = input.get(at + 2..at + 6) else {
+                    return Err(ParseError::UnexpectedByte(at));
+                };
+                let Some(mut cp) = hex4(hex) else {
+                    return Err(ParseError::Token {
+                        start: at,
+                        end: at + 6,
+                    });
+                };
+                let mut end = at + 6;
                 if (0xD800..0xDC00).contains(&cp) {
-                    if self.input.get(self.pos) == Some(&b'\\')
-                        && self.input.get(self.pos + 1) == Some(&b'u')
-                    {
-                        let low_start = self.pos;
-                        self.pos += 2;
-                        let low = self.hex4(low_start)?;
-                        if !(0xDC00..0xE000).contains(&low) {
-                            return Err(ParseError::Token {
-                                start: esc_start,
-                                end: self.pos,
-                            });
+                    // A high surrogate must be followed by `\u` and a low surrogate.
+                    if input.get(end) != Some(&b'\\') {
+                        return Err(self.err_at(end));
+                    }
+                    if input.get(end + 1) != Some(&b'u') {
+                        return Err(ParseError::UnexpectedByte(end));
+                    }
+                    let Some(hex) = input.get(end + 2..end + 6) else {
+                        return Err(ParseError::UnexpectedByte(end));
+                    };
+                    match hex4(hex) {
+                        Some(low) if (0xDC00..0xE000).contains(&low) => {
+                            cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+                            end += 6;
                         }
-                        cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
-                    } else {
-                        return Err(ParseError::Token {
-                            start: esc_start,
-                            end: self.pos,
-                        });
+                        _ => {
+                            return Err(ParseError::Token {
+                                start: at,
+                                end: end + 6,
+                            })
+                        }
                     }
                 } else if (0xDC00..0xE000).contains(&cp) {
-                    return Err(ParseError::Token {
-                        start: esc_start,
-                        end: self.pos,
-                    });
+                    return Err(ParseError::Token { start: at, end });
                 }
                 let ch = char::from_u32(cp).expect("surrogates handled above");
                 let mut utf8 = [0u8; 4];
                 self.scratch
                     .extend_from_slice(ch.encode_utf8(&mut utf8).as_bytes());
-                return Ok(());
+                return Ok(end);
             }
-            _ => return Err(ParseError::UnexpectedByte(self.pos)),
+            _ => return Err(ParseError::UnexpectedByte(at)),
         };
         self.scratch.push(simple);
-        self.pos += 1;
-        Ok(())
+        Ok(at + 2)
     }
+}
 
-    fn hex4(&mut self, token_start: usize) -> Result<u32, ParseError> {
-        let mut v = 0u32;
-        for _ in 0..4 {
-            let b = self.peek()?;
-            let d = match b {
-                b'0'..=b'9' => b - b'0',
-                b'a'..=b'f' => b - b'a' + 10,
-                b'A'..=b'F' => b - b'A' + 10,
-                _ => {
-                    return Err(ParseError::Token {
-                        start: token_start,
-                        end: self.pos,
-                    })
-                }
-            };
-            v = v * 16 + d as u32;
-            self.pos += 1;
-        }
-        Ok(v)
-    }
-
-    /// Validates one multi-byte UTF-8 character at `pos` and steps over it.
-    fn utf8_char(&mut self) -> Result<(), ParseError> {
-        let rest = &self.input[self.pos..self.input.len().min(self.pos + 4)];
-        let len = match rest[0] {
-            0xC2..=0xDF => 2,
-            0xE0..=0xEF => 3,
-            0xF0..=0xF4 => 4,
-            _ => return Err(ParseError::UnexpectedByte(self.pos)),
+#[inline]
+fn hex4(hex: &[u8]) -> Option<u32> {
+    let mut v = 0u32;
+    for &b in hex {
+        let d = match b {
+            b'0'..=b'9' => b - b'0',
+            b'a'..=b'f' => b - b'a' + 10,
+            b'A'..=b'F' => b - b'A' + 10,
+            _ => return None,
         };
-        if rest.len() < len {
-            return Err(self.unexpected_in_char(rest));
-        }
-        match std::str::from_utf8(&rest[..len]) {
-            Ok(_) => {
-                self.pos += len;
-                Ok(())
-            }
-            Err(_) => Err(ParseError::UnexpectedByte(self.pos)),
-        }
+        v = v * 16 + d as u32;
     }
-
-    fn unexpected_in_char(&self, rest: &[u8]) -> ParseError {
-        if rest.len() < 2 && self.pos + rest.len() >= self.input.len() {
-            ParseError::UnexpectedEnd(self.input.len())
-        } else {
-            ParseError::UnexpectedByte(self.pos)
-        }
-    }
-}
-
-enum StrSpan {
-    Input { start: usize, end: usize },
-    Scratch,
-}
-
-impl StrSpan {
-    fn resolve<'s>(&self, scratch: &'s [u8]) -> Str<'s> {
-        match *self {
-            StrSpan::Input { start, end } => Str::Input { start, end },
-            StrSpan::Scratch => Str::Unescaped(scratch),
-        }
-    }
+    Some(v)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// Rebuilds compact JSON text from the events, to check what the parser saw.
+    /// Builds a plain Rust value tree, to check what the parser produced.
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum Value {
+        Null,
+        Bool(bool),
+        Int(i64),
+        Big(String),
+        Float(f64),
+        Str(String, bool),
+        Array(Vec<Value>),
+        Object(Vec<(Value, Value)>),
+    }
+
+    /// Values live in an arena; the builder's value type is an index.
     #[derive(Default)]
-    struct Echo {
-        out: Vec<u8>,
-        need_comma: Vec<bool>,
+    struct Tree {
+        arena: Vec<Value>,
+        reject_key: Option<&'static str>,
     }
 
-    impl Echo {
-        fn sep(&mut self) {
-            if let Some(c) = self.need_comma.last_mut() {
-                if *c {
-                    self.out.push(b',');
-                }
-                *c = true;
+    impl Tree {
+        fn add(&mut self, v: Value) -> usize {
+            self.arena.push(v);
+            self.arena.len() - 1
+        }
+    }
+
+    impl Builder for Tree {
+        type V = usize;
+        fn null(&mut self) -> usize {
+            self.add(Value::Null)
+        }
+        fn boolean(&mut self, v: bool) -> usize {
+            self.add(Value::Bool(v))
+        }
+        fn int(&mut self, v: i64) -> usize {
+            self.add(Value::Int(v))
+        }
+        fn big_int(&mut self, t: &[u8]) -> usize {
+            self.add(Value::Big(String::from_utf8(t.to_vec()).unwrap()))
+        }
+        fn float(&mut self, _: &[u8], v: f64) -> usize {
+            self.add(Value::Float(v))
+        }
+        fn string(&mut self, s: Str) -> usize {
+            let referenced = matches!(s, Str::Input { .. });
+            self.add(Value::Str(
+                String::from_utf8(s.bytes().to_vec()).unwrap(),
+                referenced,
+            ))
+        }
+        fn key(&mut self, s: Str) -> Result<usize, ()> {
+            if Some(s.bytes()) == self.reject_key.map(str::as_bytes) {
+                return Err(());
             }
+            Ok(self.string(s))
         }
-        fn str(&mut self, input: &[u8], s: Str) {
-            let bytes = match s {
-                Str::Input { start, end } => &input[start..end],
-                Str::Unescaped(b) => b,
-            };
-            self.out.push(b'"');
-            self.out.extend_from_slice(bytes);
-            self.out.push(b'"');
+        fn array(&mut self, items: &[usize]) -> usize {
+            let v = Value::Array(items.iter().map(|&i| self.arena[i].clone()).collect());
+            self.add(v)
         }
-    }
-
-    impl Builder for Echo {
-        fn null(&mut self) {
-            self.sep();
-            self.out.extend_from_slice(b"null");
-        }
-        fn boolean(&mut self, v: bool) {
-            self.sep();
-            self.out
-                .extend_from_slice(if v { b"true" } else { b"false" });
-        }
-        fn integer(&mut self, t: &[u8]) {
-            self.sep();
-            self.out.extend_from_slice(t);
-        }
-        fn float(&mut self, t: &[u8], _: f64) {
-            self.sep();
-            self.out.extend_from_slice(t);
-        }
-        fn string(&mut self, input: &[u8], s: Str) {
-            self.sep();
-            self.str(input, s);
-        }
-        fn key(&mut self, input: &[u8], s: Str) {
-            self.sep();
-            self.str(input, s);
-            self.out.push(b':');
-            // The value after a key takes no comma.
-            *self.need_comma.last_mut().unwrap() = false;
-        }
-        fn start_array(&mut self) {
-            self.sep();
-            self.out.push(b'[');
-            self.need_comma.push(false);
-        }
-        fn end_array(&mut self) {
-            self.need_comma.pop();
-            self.out.push(b']');
-        }
-        fn start_object(&mut self) {
-            self.sep();
-            self.out.push(b'{');
-            self.need_comma.push(false);
-        }
-        fn end_object(&mut self) {
-            self.need_comma.pop();
-            self.out.push(b'}');
+        fn object(&mut self, keys: &[usize], values: &[usize]) -> usize {
+            assert_eq!(keys.len(), values.len());
+            let v = Value::Object(
+                keys.iter()
+                    .zip(values)
+                    .map(|(&k, &v)| (self.arena[k].clone(), self.arena[v].clone()))
+                    .collect(),
+            );
+            self.add(v)
         }
     }
 
-    fn echo(s: &str) -> Result<String, ParseError> {
-        let mut b = Echo::default();
-        parse(s.as_bytes(), &mut b)?;
-        Ok(String::from_utf8(b.out).unwrap())
+    fn parse_str(s: &[u8]) -> Result<Value, ParseError> {
+        let mut t = Tree::default();
+        let i = parse(s, &mut t)?;
+        Ok(t.arena[i].clone())
+    }
+
+    fn s(x: &str) -> Value {
+        Value::Str(x.to_string(), true)
     }
 
     #[test]
     fn parses_values() {
+        use Value::*;
         assert_eq!(
-            echo(" [1, -2.5e3, \"a\\nb\", {\"k\": [true, false, null]}, {}] ").unwrap(),
-            "[1,-2.5e3,\"a\nb\",{\"k\":[true,false,null]},{}]"
+            parse_str(b" [1, -2.5e3, \"a\\nb\", {\"k\": [true, false, null]}, {}, []] ").unwrap(),
+            Array(vec![
+                Int(1),
+                Float(-2500.0),
+                Str("a\nb".into(), false),
+                Object(vec![(s("k"), Array(vec![Bool(true), Bool(false), Null]))]),
+                Object(vec![]),
+                Array(vec![]),
+            ])
         );
-        assert_eq!(echo("\"\\ud83d\\ude00\"").unwrap(), "\"😀\"");
+        assert_eq!(
+            parse_str(b"\"\\ud83d\\ude00\"").unwrap(),
+            Str("😀".into(), false)
+        );
+        assert_eq!(
+            parse_str(b"{\"a\":1,\"a\":2}").unwrap(),
+            Object(vec![(s("a"), Int(1)), (s("a"), Int(2))])
+        );
+        assert_eq!(
+            parse_str(b"[[[1]]]").unwrap(),
+            Array(vec![Array(vec![Array(vec![Int(1)])])])
+        );
     }
 
     #[test]
-    fn errors_have_positions() {
-        assert_eq!(echo("[1,]"), Err(ParseError::UnexpectedByte(3)));
-        assert_eq!(echo("[1"), Err(ParseError::UnexpectedEnd(2)));
-        assert_eq!(echo("01"), Err(ParseError::UnexpectedByte(1)));
-        assert_eq!(echo("1e400"), Err(ParseError::Token { start: 0, end: 5 }));
+    fn numbers() {
+        use Value::*;
+        assert_eq!(parse_str(b"-0").unwrap(), Int(0));
+        assert_eq!(parse_str(b"-0.0").unwrap(), Float(-0.0));
+        assert!(matches!(parse_str(b"-0.0").unwrap(), Float(f) if f.is_sign_negative()));
+        assert_eq!(parse_str(b"9223372036854775807").unwrap(), Int(i64::MAX));
+        assert_eq!(parse_str(b"-9223372036854775808").unwrap(), Int(i64::MIN));
+        assert_eq!(
+            parse_str(b"9223372036854775808").unwrap(),
+            Big("9223372036854775808".into())
+        );
+        assert_eq!(
+            parse_str(b"123456789012345678").unwrap(),
+            Int(123456789012345678)
+        );
+        assert_eq!(parse_str(b"1E2").unwrap(), Float(100.0));
+        assert!(
+            matches!(parse_str(b"-0e-0").unwrap(), Float(f) if f == 0.0 && f.is_sign_positive())
+        );
+        assert!(
+            matches!(parse_str(b"-0.0e1").unwrap(), Float(f) if f == 0.0 && f.is_sign_negative())
+        );
+        assert_eq!(parse_str(b"0.1").unwrap(), Float(0.1));
+        assert_eq!(
+            parse_str(b"1.7976931348623157e308").unwrap(),
+            Float(f64::MAX)
+        );
+        assert_eq!(parse_str(b"5e-324").unwrap(), Float(5e-324));
+        let long = "9".repeat(1024);
+        assert_eq!(parse_str(long.as_bytes()).unwrap(), Big(long.clone()));
+        let too_long = "9".repeat(1025);
+        assert_eq!(
+            parse_str(too_long.as_bytes()),
+            Err(ParseError::Token {
+                start: 0,
+                end: 1025
+            })
+        );
+    }
+
+    #[test]
+    fn errors_have_jason_positions() {
+        use ParseError::*;
+        let cases: &[(&[u8], ParseError)] = &[
+            (b"[1,]", UnexpectedByte(3)),
+            (b"[1", UnexpectedEnd(2)),
+            (b"01", UnexpectedByte(1)),
+            (b"-", UnexpectedEnd(1)),
+            (b"1.e5", UnexpectedByte(2)),
+            (b"1e400", Token { start: 0, end: 5 }),
+            (b"1.7976931348623159e308", Token { start: 0, end: 22 }),
+            (b"tru", UnexpectedByte(0)),
+            (b"nulll", UnexpectedByte(4)),
+            (b"\"\\ud800\"", UnexpectedByte(7)),
+            (b"\"\\udc00\"", Token { start: 1, end: 7 }),
+            (b"\"\\ud800\\u0041\"", Token { start: 1, end: 13 }),
+            (b"\"\\u12\"", UnexpectedByte(1)),
+            (b"\"\\u12G4\"", Token { start: 1, end: 7 }),
+            (b"\"\\x\"", UnexpectedByte(1)),
+            (b"\"abc", UnexpectedEnd(4)),
+            (b"\"\xC3", UnexpectedByte(1)),
+            (b"\"\xF1\x8F", UnexpectedByte(1)),
+            (b"[\"a\"\x00]", UnexpectedByte(4)),
+            (b"[\"a\x00\"]", UnexpectedByte(3)),
+            (b"\"\xED\xA0\x80\"", UnexpectedByte(1)),
+            (b"\"\xC0\x80\"", UnexpectedByte(1)),
+            (b"{\"a\" 1}", UnexpectedByte(5)),
+            (b"", UnexpectedEnd(0)),
+        ];
+        for (input, expected) in cases {
+            assert_eq!(
+                &parse_str(input).unwrap_err(),
+                expected,
+                "{}",
+                String::from_utf8_lossy(input)
+            );
+        }
+    }
+
+    #[test]
+    fn builder_can_refuse_a_key() {
+        let mut t = Tree {
+            reject_key: Some("no"),
+            ..Default::default()
+        };
+        assert_eq!(
+            parse(b"{\"ok\": {\"no\": 1}}", &mut t),
+            Err(ParseError::Key { start: 9, end: 11 })
+        );
+    }
+
+    /// Computes each value's nesting depth: cheap for very deep documents.
+    struct Depth;
+
+    impl Builder for Depth {
+        type V = usize;
+        fn null(&mut self) -> usize {
+            0
+        }
+        fn boolean(&mut self, _: bool) -> usize {
+            0
+        }
+        fn int(&mut self, _: i64) -> usize {
+            0
+        }
+        fn big_int(&mut self, _: &[u8]) -> usize {
+            0
+        }
+        fn float(&mut self, _: &[u8], _: f64) -> usize {
+            0
+        }
+        fn string(&mut self, _: Str) -> usize {
+            0
+        }
+        fn key(&mut self, _: Str) -> Result<usize, ()> {
+            Ok(0)
+        }
+        fn array(&mut self, items: &[usize]) -> usize {
+            1 + items.iter().copied().max().unwrap_or(0)
+        }
+        fn object(&mut self, _: &[usize], values: &[usize]) -> usize {
+            1 + values.iter().copied().max().unwrap_or(0)
+        }
     }
 
     #[test]
     fn deep_nesting_does_not_recurse() {
         let depth = 1_000_000;
         let doc = "[".repeat(depth) + &"]".repeat(depth);
-        assert!(echo(&doc).is_ok());
+        assert_eq!(parse(doc.as_bytes(), &mut Depth), Ok(depth));
+        let mut doc = "{\"a\":".repeat(depth);
+        doc.push('1');
+        doc.push_str(&"}".repeat(depth));
+        assert_eq!(parse(doc.as_bytes(), &mut Depth), Ok(depth));
+        let unclosed = "[".repeat(depth);
+        assert_eq!(
+            parse(unclosed.as_bytes(), &mut Depth),
+            Err(ParseError::UnexpectedEnd(depth))
+        );
     }
 }
