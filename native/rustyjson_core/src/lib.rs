@@ -9,4 +9,5 @@ pub mod float;
 pub mod intern;
 pub mod number;
 pub mod parser;
+mod pow5;
 pub mod utf8;

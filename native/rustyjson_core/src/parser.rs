@@ -304,101 +304,117 @@ impl<'a> Parser<'a> {
         }
     }
 
-    #[inline]
-    fn digits(&mut self) {
-        while let Some(b'0'..=b'9') = self.input.get(self.pos) {
-            self.pos += 1;
-        }
-    }
-
     fn number<B: Builder>(&mut self, b: &mut B) -> Result<B::V, ParseError> {
         let input = self.input;
         let start = self.pos;
         let neg = input[start] == b'-';
-        if neg {
-            self.pos += 1;
-        }
-        let int_start = self.pos;
-        match input.get(self.pos) {
-            Some(b'0') => self.pos += 1,
+        let mut pos = start + neg as usize;
+        let int_start = pos;
+        // Significant digits accumulate in `w` (at most 19 of them; `many` once there are more).
+        let mut w: u64 = 0;
+        let mut sig = 0u32;
+        match input.get(pos) {
+            Some(b'0') => pos += 1,
             Some(b'1'..=b'9') => {
-                // Fast path: accumulate up to 18 digits in a u64.
-                let mut acc: u64 = 0;
-                let mut n = 0;
-                while let Some(&d @ b'0'..=b'9') = input.get(self.pos) {
-                    if n < 18 {
-                        acc = acc * 10 + (d - b'0') as u64;
-                    }
-                    n += 1;
-                    self.pos += 1;
+                while let Some(&d @ b'0'..=b'9') = input.get(pos) {
+                    w = w.wrapping_mul(10).wrapping_add((d - b'0') as u64);
+                    pos += 1;
                 }
-                if n <= 18 && !matches!(input.get(self.pos), Some(b'.' | b'e' | b'E')) {
-                    let v = acc as i64;
+                sig = (pos - int_start) as u32;
+                if sig <= 18 && !matches!(input.get(pos), Some(b'.' | b'e' | b'E')) {
+                    self.pos = pos;
+                    let v = w as i64;
                     return Ok(b.int(if neg { -v } else { v }));
                 }
             }
-            _ => return Err(self.err_at(self.pos)),
+            _ => return Err(self.err_at(pos)),
         }
-        let int_end = self.pos;
-        let mut is_float = false;
-        let has_frac = input.get(self.pos) == Some(&b'.');
+        let int_end = pos;
+        let mut q: i64 = 0;
+        let has_frac = input.get(pos) == Some(&b'.');
         if has_frac {
-            is_float = true;
-            self.pos += 1;
-            if !matches!(input.get(self.pos), Some(b'0'..=b'9')) {
-                return Err(self.err_at(self.pos));
+            pos += 1;
+            let frac_start = pos;
+            while let Some(&d @ b'0'..=b'9') = input.get(pos) {
+                if w != 0 || d != b'0' {
+                    sig += 1;
+                }
+                w = w.wrapping_mul(10).wrapping_add((d - b'0') as u64);
+                pos += 1;
             }
-            self.digits();
+            if pos == frac_start {
+                return Err(self.err_at(pos));
+            }
+            q = -((pos - frac_start) as i64);
         }
-        if matches!(input.get(self.pos), Some(b'e' | b'E')) {
-            is_float = true;
-            self.pos += 1;
-            if matches!(input.get(self.pos), Some(b'+' | b'-')) {
-                self.pos += 1;
+        let mut has_exp = false;
+        if matches!(input.get(pos), Some(b'e' | b'E')) {
+            has_exp = true;
+            pos += 1;
+            let eneg = match input.get(pos) {
+                Some(b'-') => {
+                    pos += 1;
+                    true
+                }
+                Some(b'+') => {
+                    pos += 1;
+                    false
+                }
+                _ => false,
+            };
+            let exp_start = pos;
+            let mut e: i64 = 0;
+            while let Some(&d @ b'0'..=b'9') = input.get(pos) {
+                if e < 1_000_000 {
+                    e = e * 10 + (d - b'0') as i64;
+                }
+                pos += 1;
             }
-            if !matches!(input.get(self.pos), Some(b'0'..=b'9')) {
-                return Err(self.err_at(self.pos));
+            if pos == exp_start {
+                return Err(self.err_at(pos));
             }
-            self.digits();
+            q += if eneg { -e } else { e };
         }
-        let text = &input[start..self.pos];
-        if is_float {
-            match crate::float::parse_float(text) {
+        self.pos = pos;
+        let text = &input[start..pos];
+        if has_frac || has_exp {
+            let value = if sig <= 19 {
+                crate::float::from_parts(neg, w, q)
+            } else {
+                None
+            };
+            let value = match value {
+                Some(v) if v.is_finite() => Some(v),
+                Some(_) => None,
+                None => crate::float::parse_float(text),
+            };
+            match value {
                 // Jason reads `-0e...` (zero, exponent, no fraction) as 0.0, not -0.0.
                 Some(_)
                     if neg && !has_frac && int_end - int_start == 1 && input[int_start] == b'0' =>
                 {
                     Ok(b.float(text, 0.0))
                 }
-                Some(value) => Ok(b.float(text, value)),
-                None => Err(ParseError::Token {
-                    start,
-                    end: self.pos,
-                }),
+                Some(v) => Ok(b.float(text, v)),
+                None => Err(ParseError::Token { start, end: pos }),
             }
         } else {
             if text.len() > MAX_INTEGER_TOKEN {
-                return Err(ParseError::Token {
-                    start,
-                    end: self.pos,
-                });
+                return Err(ParseError::Token { start, end: pos });
             }
-            // 19 digits may still fit an i64.
-            if int_end - int_start == 19 {
-                let mut acc: u64 = 0;
-                for &d in &input[int_start..int_end] {
-                    acc = acc * 10 + (d - b'0') as u64;
-                }
-                if !neg && acc <= i64::MAX as u64 {
-                    return Ok(b.int(acc as i64));
-                }
-                if neg && acc <= i64::MAX as u64 + 1 {
-                    return Ok(b.int((acc as i64).wrapping_neg()));
-                }
-            }
-            if int_end - int_start == 1 {
+            let digits = int_end - int_start;
+            if digits == 1 {
                 // `0` or `-0`.
                 return Ok(b.int(0));
+            }
+            // 19 digits may still fit an i64 (w is exact up to 19 digits).
+            if digits == 19 {
+                if !neg && w <= i64::MAX as u64 {
+                    return Ok(b.int(w as i64));
+                }
+                if neg && w <= i64::MAX as u64 + 1 {
+                    return Ok(b.int((w as i64).wrapping_neg()));
+                }
             }
             Ok(b.big_int(text))
         }

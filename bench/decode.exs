@@ -1,0 +1,93 @@
+# Decode benchmark: RustyJson vs jiffy vs :erlang.binary_to_term/1 of the same term's ETF, interleaved in one
+# run, on every public document, generated documents and ruby/json's micro inputs; plus keys: :intern on
+# same-shaped and unique-key documents. Prints a Markdown table (medians and ratios).
+# Run: mix run bench/decode.exs   (ROUNDS=n for more or fewer rounds, ONLY=substring to filter documents)
+Code.require_file("../test/support/apt_libs.exs", __DIR__)
+Code.require_file("harness.exs", __DIR__)
+Code.require_file("inputs.exs", __DIR__)
+RustyJson.AptLibs.add_paths!([:jiffy])
+
+alias RustyJson.Bench.{Harness, Inputs}
+
+rounds = String.to_integer(System.get_env("ROUNDS", "15"))
+only = System.get_env("ONLY")
+
+same_shaped =
+  for i <- 1..10_000 do
+    %{
+      "id" => i,
+      "name" => "item #{i}",
+      "active" => rem(i, 2) == 0,
+      "price" => i * 0.5,
+      "tags" => ["a", "b"],
+      "owner" => %{"id" => rem(i, 97), "login" => "user#{rem(i, 97)}"}
+    }
+  end
+
+unique_keys =
+  for i <- 1..2_000 do
+    Map.new(1..5, fn j -> {"k#{i}_#{j}", j} end)
+  end
+
+inputs =
+  Inputs.shared() ++
+    [
+      Inputs.from_term("report_10mb", Inputs.report(10)),
+      Inputs.from_term("same_shaped_10000", same_shaped),
+      Inputs.from_term("unique_keys_10000", unique_keys)
+    ] ++
+    Enum.reject(Inputs.generated(report_mb: 1), fn {n, _, _} -> n == "report_1mb" end) ++
+    Inputs.micro()
+
+inputs = if only, do: Enum.filter(inputs, fn {n, _, _} -> n =~ only end), else: inputs
+
+fmt_ratio = fn r -> :erlang.float_to_binary(r, decimals: 2) end
+
+IO.puts("""
+Machine: #{:erlang.system_info(:system_architecture)}, #{System.schedulers_online()} schedulers, \
+OTP #{System.otp_release()}, Elixir #{System.version()}. Date: #{Date.utc_today()}. \
+Command: mix run bench/decode.exs (#{rounds} rounds).
+
+| document | size | RustyJson | jiffy | binary_to_term | RJ / jiffy | RJ / b2t |
+| --- | ---: | ---: | ---: | ---: | ---: | ---: |\
+""")
+
+intern_rows =
+  for {name, json, _term} <- inputs do
+    term = RustyJson.decode!(json)
+    etf = :erlang.term_to_binary(term)
+    ^term = :erlang.binary_to_term(etf)
+    intern? = name in ["same_shaped_10000", "unique_keys_10000", "twitter", "citm_catalog"]
+
+    funs =
+      [
+        rusty_json: fn -> RustyJson.decode!(json) end,
+        jiffy: fn -> :jiffy.decode(json, [:return_maps, :use_nil]) end,
+        binary_to_term: fn -> :erlang.binary_to_term(etf) end
+      ] ++ if(intern?, do: [intern: fn -> RustyJson.decode!(json, keys: :intern) end], else: [])
+
+    r = Harness.compare(funs, rounds: rounds, batch_ms: 20)
+    rj = r.rusty_json.median_us
+
+    IO.puts(
+      "| #{name} | #{Harness.fmt_bytes(byte_size(json))} | #{Harness.fmt_us(rj)} | " <>
+        "#{Harness.fmt_us(r.jiffy.median_us)} | #{Harness.fmt_us(r.binary_to_term.median_us)} | " <>
+        "#{fmt_ratio.(rj / r.jiffy.median_us)} | #{fmt_ratio.(rj / r.binary_to_term.median_us)} |"
+    )
+
+    if intern?, do: {name, rj, r.intern.median_us}
+  end
+
+IO.puts("""
+
+`keys: :intern` vs the default (same run):
+
+| document | default | keys: :intern | intern / default |
+| --- | ---: | ---: | ---: |\
+""")
+
+for {name, rj, intern} <- Enum.reject(intern_rows, &is_nil/1) do
+  IO.puts(
+    "| #{name} | #{Harness.fmt_us(rj)} | #{Harness.fmt_us(intern)} | #{fmt_ratio.(intern / rj)} |"
+  )
+end
