@@ -7,6 +7,7 @@ struct Count(usize);
 
 impl Builder for Count {
     type V = u64;
+    type K = u64;
     fn null(&mut self) -> u64 {
         0
     }

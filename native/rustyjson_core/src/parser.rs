@@ -35,7 +35,10 @@ impl<'a> Str<'a> {
 
 /// Builds values bottom-up. `V` is the builder's value type (a BEAM term in the NIF).
 pub trait Builder {
+    /// A built value.
     type V: Copy;
+    /// A built object key.
+    type K: Copy;
     fn null(&mut self) -> Self::V;
     fn boolean(&mut self, value: bool) -> Self::V;
     /// An integer that fits in 64 bits.
@@ -47,11 +50,11 @@ pub trait Builder {
     fn string(&mut self, s: Str) -> Self::V;
     /// An object key; `Err(())` aborts the parse with [`ParseError::Key`] (e.g. `keys: :atoms!`).
     #[allow(clippy::result_unit_err)]
-    fn key(&mut self, s: Str) -> Result<Self::V, ()>;
+    fn key(&mut self, s: Str) -> Result<Self::K, ()>;
     /// An array of the given elements (possibly none).
     fn array(&mut self, items: &[Self::V]) -> Self::V;
     /// An object: `keys[i]` maps to `values[i]`, in document order (duplicates possible; the first wins).
-    fn object(&mut self, keys: &[Self::V], values: &[Self::V]) -> Self::V;
+    fn object(&mut self, keys: &[Self::K], values: &[Self::V]) -> Self::V;
 }
 
 /// Why a parse failed, with Jason's positions.
@@ -110,12 +113,15 @@ enum Span {
 impl<'a> Parser<'a> {
     #[inline(always)]
     fn skip_ws(&mut self) {
-        while let Some(&b) = self.input.get(self.pos) {
-            if is_ws(b) {
-                self.pos += 1;
-            } else {
-                break;
-            }
+        // Usually zero or one byte of whitespace (compact text, or `": "`); long runs are indentation.
+        match self.input.get(self.pos) {
+            Some(&b) if is_ws(b) => {}
+            _ => return,
+        }
+        self.pos += 1;
+        match self.input.get(self.pos) {
+            Some(&b) if is_ws(b) => self.pos = utf8::skip_ws(self.input, self.pos + 1),
+            _ => {}
         }
     }
 
@@ -146,7 +152,7 @@ impl<'a> Parser<'a> {
     fn run<B: Builder>(&mut self, b: &mut B) -> Result<B::V, ParseError> {
         let mut frames: Vec<Frame> = Vec::new();
         let mut values: Vec<B::V> = Vec::new();
-        let mut keys: Vec<B::V> = Vec::new();
+        let mut keys: Vec<B::K> = Vec::new();
         'value: loop {
             let c = self.next_byte()?;
             let mut v = match c {
@@ -274,7 +280,7 @@ impl<'a> Parser<'a> {
 
     /// Parses `"key" :` where `c` is the (non-whitespace) byte at `pos`.
     #[inline]
-    fn object_key<B: Builder>(&mut self, b: &mut B, c: u8) -> Result<B::V, ParseError> {
+    fn object_key<B: Builder>(&mut self, b: &mut B, c: u8) -> Result<B::K, ParseError> {
         if c != b'"' {
             return Err(ParseError::UnexpectedByte(self.pos));
         }
@@ -587,6 +593,7 @@ mod tests {
 
     impl Builder for Tree {
         type V = usize;
+        type K = usize;
         fn null(&mut self) -> usize {
             self.add(Value::Null)
         }
@@ -766,6 +773,7 @@ mod tests {
 
     impl Builder for Depth {
         type V = usize;
+        type K = ();
         fn null(&mut self) -> usize {
             0
         }
@@ -784,13 +792,13 @@ mod tests {
         fn string(&mut self, _: Str) -> usize {
             0
         }
-        fn key(&mut self, _: Str) -> Result<usize, ()> {
-            Ok(0)
+        fn key(&mut self, _: Str) -> Result<(), ()> {
+            Ok(())
         }
         fn array(&mut self, items: &[usize]) -> usize {
             1 + items.iter().copied().max().unwrap_or(0)
         }
-        fn object(&mut self, _: &[usize], values: &[usize]) -> usize {
+        fn object(&mut self, _: &[()], values: &[usize]) -> usize {
             1 + values.iter().copied().max().unwrap_or(0)
         }
     }

@@ -36,6 +36,34 @@ pub fn skip_plain(input: &[u8], mut pos: usize) -> usize {
     pos
 }
 
+/// High bit set exactly in the bytes of `x` that are zero.
+#[inline(always)]
+fn exact_zero_bytes(x: u64) -> u64 {
+    const LOWS: u64 = 0x7F7F_7F7F_7F7F_7F7F;
+    !(((x & LOWS).wrapping_add(LOWS)) | x | LOWS)
+}
+
+/// The first position at or after `pos` that is not JSON whitespace (space, tab, LF, CR).
+#[inline]
+pub fn skip_ws(input: &[u8], mut pos: usize) -> usize {
+    while pos + 8 <= input.len() {
+        let x = u64::from_le_bytes(input[pos..pos + 8].try_into().unwrap());
+        let ws = exact_zero_bytes(x ^ (ONES * b' ' as u64))
+            | exact_zero_bytes(x ^ (ONES * b'\n' as u64))
+            | exact_zero_bytes(x ^ (ONES * b'\r' as u64))
+            | exact_zero_bytes(x ^ (ONES * b'\t' as u64));
+        let other = !ws & HIGHS;
+        if other != 0 {
+            return pos + (other.trailing_zeros() / 8) as usize;
+        }
+        pos += 8;
+    }
+    while pos < input.len() && matches!(input[pos], b' ' | b'\n' | b'\r' | b'\t') {
+        pos += 1;
+    }
+    pos
+}
+
 #[inline(always)]
 fn cont(b: Option<&u8>) -> bool {
     matches!(b, Some(0x80..=0xBF))
@@ -79,6 +107,19 @@ mod tests {
                 assert_eq!(skip_plain(&v, 0), at);
             }
         }
+    }
+
+    #[test]
+    fn skip_ws_stops_at_the_first_other_byte() {
+        for other in [b'!', b'"', 0x00, 0x01, 0x1f, 0x21, 0x0b, 0x0c, 0x80, 0xff, b'a'] {
+            for at in 0..20 {
+                let mut v: Vec<u8> = (0..20).map(|i| b" \n\r\t"[i % 4]).collect();
+                v[at] = other;
+                assert_eq!(skip_ws(&v, 0), at, "{other:x} at {at}");
+            }
+        }
+        assert_eq!(skip_ws(b"   ", 0), 3);
+        assert_eq!(skip_ws(b"          ", 2), 10);
     }
 
     #[test]

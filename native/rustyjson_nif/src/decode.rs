@@ -35,14 +35,44 @@ const FLOAT_DECIMALS: u32 = 1 << 5;
 
 type T = ErlNifTerm;
 
+/// An object key: its term and, for binary keys, its bytes (stable for the whole call: the input or a fresh
+/// binary, and no garbage collection runs during a NIF call). `ptr` is null for atom keys.
+#[derive(Clone, Copy)]
+struct Key {
+    term: T,
+    ptr: *const u8,
+    len: usize,
+}
+
+impl Key {
+    #[inline(always)]
+    fn bytes(&self) -> &[u8] {
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+    }
+}
+
+/// Maps of up to this many keys are flatmaps, whose keys the runtime sorts with an insertion sort of term
+/// comparisons; sorting the keys here by their bytes (the same order for binaries) is much cheaper.
+const FLATMAP_MAX: usize = 32;
+
 /// A fresh binary holding `bytes`.
 #[inline(always)]
 fn copy_binary(env: *mut ErlNifEnv, bytes: &[u8]) -> T {
+    copy_binary_key(env, bytes).term
+}
+
+/// A fresh binary holding `bytes`, with a pointer to its data.
+#[inline(always)]
+fn copy_binary_key(env: *mut ErlNifEnv, bytes: &[u8]) -> Key {
     let mut term = MaybeUninit::<T>::uninit();
     unsafe {
         let ptr = enif_make_new_binary(env, bytes.len(), term.as_mut_ptr());
         std::ptr::copy_nonoverlapping(bytes.as_ptr(), ptr, bytes.len());
-        term.assume_init()
+        Key {
+            term: term.assume_init(),
+            ptr,
+            len: bytes.len(),
+        }
     }
 }
 
@@ -63,6 +93,8 @@ struct TermBuilder<'a> {
     failed_key: Option<Vec<u8>>,
     /// Scratch for tuples of ordered objects.
     pairs: Vec<T>,
+    /// Scratch for the key terms of large objects.
+    key_terms: Vec<T>,
 }
 
 impl<'a> TermBuilder<'a> {
@@ -173,6 +205,43 @@ impl<'a> TermBuilder<'a> {
         self.map_of(&keys, &values)
     }
 
+    /// A map of 2..=32 binary keys: hand the runtime its keys already sorted.
+    #[inline]
+    fn flatmap(&self, keys: &[Key], values: &[T]) -> T {
+        let n = keys.len();
+        let mut ks = [0usize; FLATMAP_MAX].map(|_| MaybeUninit::<T>::uninit());
+        let mut vs = [0usize; FLATMAP_MAX].map(|_| MaybeUninit::<T>::uninit());
+        if keys.windows(2).all(|w| w[0].bytes() < w[1].bytes()) {
+            return self.map_from_keys(keys, values);
+        }
+        let mut idx = [0u8; FLATMAP_MAX];
+        for (i, x) in idx[..n].iter_mut().enumerate() {
+            *x = i as u8;
+        }
+        idx[..n].sort_unstable_by(|&a, &b| keys[a as usize].bytes().cmp(keys[b as usize].bytes()));
+        for w in idx[..n].windows(2) {
+            if keys[w[0] as usize].bytes() == keys[w[1] as usize].bytes() {
+                return self.map_from_keys(keys, values);
+            }
+        }
+        for (j, &i) in idx[..n].iter().enumerate() {
+            ks[j].write(keys[i as usize].term);
+            vs[j].write(values[i as usize]);
+        }
+        let ks = unsafe { std::slice::from_raw_parts(ks.as_ptr() as *const T, n) };
+        let vs = unsafe { std::slice::from_raw_parts(vs.as_ptr() as *const T, n) };
+        self.map_of(ks, vs)
+    }
+
+    fn map_from_keys(&self, keys: &[Key], values: &[T]) -> T {
+        let mut ks = [0usize; FLATMAP_MAX].map(|_| MaybeUninit::<T>::uninit());
+        for (slot, k) in ks.iter_mut().zip(keys) {
+            slot.write(k.term);
+        }
+        let ks = unsafe { std::slice::from_raw_parts(ks.as_ptr() as *const T, keys.len()) };
+        self.map_of(ks, values)
+    }
+
     #[inline(always)]
     fn map_of(&self, keys: &[T], values: &[T]) -> T {
         let mut map = MaybeUninit::<T>::uninit();
@@ -201,6 +270,7 @@ impl<'a> TermBuilder<'a> {
 
 impl<'a> Builder for TermBuilder<'a> {
     type V = T;
+    type K = Key;
 
     #[inline(always)]
     fn null(&mut self) -> T {
@@ -233,37 +303,48 @@ impl<'a> Builder for TermBuilder<'a> {
         self.binary(s, self.copy_strings)
     }
     #[inline(always)]
-    fn key(&mut self, s: Str) -> Result<T, ()> {
-        match self.keys {
-            KEYS_STRINGS => Ok(self.binary(s, self.copy_strings)),
-            KEYS_COPY => Ok(self.copy_binary(s.bytes())),
-            KEYS_INTERN => match s {
-                Str::Input { start, end, .. } => {
-                    let input = self.input_bytes;
-                    let env = self.env;
-                    let bin = self.input;
-                    let copy = self.copy_strings;
-                    self.cache.get_or_insert(input, start, end, || {
-                        Ok(if copy {
-                            copy_binary(env, &input[start..end])
-                        } else {
-                            unsafe { enif_make_sub_binary(env, bin, start, end - start) }
-                        })
+    fn key(&mut self, s: Str) -> Result<Key, ()> {
+        let input = self.input_bytes;
+        let env = self.env;
+        let bin = self.input;
+        let copy = self.copy_strings;
+        let sub = |start: usize, end: usize| Key {
+            term: unsafe { enif_make_sub_binary(env, bin, start, end - start) },
+            ptr: input[start..].as_ptr(),
+            len: end - start,
+        };
+        match (self.keys, s) {
+            (KEYS_STRINGS, Str::Input { start, end, .. }) if !copy => Ok(sub(start, end)),
+            (KEYS_STRINGS | KEYS_COPY, s) => Ok(copy_binary_key(env, s.bytes())),
+            (KEYS_INTERN, Str::Input { start, end, .. }) => {
+                let term = self.cache.get_or_insert(input, start, end, || {
+                    Ok(if copy {
+                        copy_binary(env, &input[start..end])
+                    } else {
+                        sub(start, end).term
                     })
-                }
-                s => Ok(self.copy_binary(s.bytes())),
-            },
-            KEYS_ATOMS | KEYS_EXISTING_ATOMS => {
+                })?;
+                Ok(Key {
+                    term,
+                    ptr: input[start..].as_ptr(),
+                    len: end - start,
+                })
+            }
+            (KEYS_ATOMS | KEYS_EXISTING_ATOMS, s) => {
                 let existing = self.keys == KEYS_EXISTING_ATOMS;
                 match self.atom(s.bytes(), existing) {
-                    Some(a) => Ok(a),
+                    Some(term) => Ok(Key {
+                        term,
+                        ptr: std::ptr::null(),
+                        len: 0,
+                    }),
                     None => {
                         self.failed_key = Some(s.bytes().to_vec());
                         Err(())
                     }
                 }
             }
-            _ => Ok(self.binary(s, self.copy_strings)),
+            (_, s) => Ok(copy_binary_key(env, s.bytes())),
         }
     }
     #[inline(always)]
@@ -280,11 +361,11 @@ impl<'a> Builder for TermBuilder<'a> {
         }
     }
     #[inline(always)]
-    fn object(&mut self, keys: &[T], values: &[T]) -> T {
+    fn object(&mut self, keys: &[Key], values: &[T]) -> T {
         if self.ordered {
             self.pairs.clear();
-            for (&k, &v) in keys.iter().zip(values) {
-                let t = unsafe { enif_make_tuple_from_array(self.env, [k, v].as_ptr(), 2) };
+            for (k, &v) in keys.iter().zip(values) {
+                let t = unsafe { enif_make_tuple_from_array(self.env, [k.term, v].as_ptr(), 2) };
                 self.pairs.push(t);
             }
             let list = unsafe {
@@ -294,7 +375,19 @@ impl<'a> Builder for TermBuilder<'a> {
             let v = [atoms::ordered_object().as_c_arg(), list];
             return self.map_of(&k, &v);
         }
-        self.map_of(keys, values)
+        let n = keys.len();
+        if n == 0 {
+            return unsafe { enif_make_new_map(self.env) };
+        }
+        if (2..=FLATMAP_MAX).contains(&n) && !keys[0].ptr.is_null() {
+            return self.flatmap(keys, values);
+        }
+        self.key_terms.clear();
+        self.key_terms.extend(keys.iter().map(|k| k.term));
+        let key_terms = std::mem::take(&mut self.key_terms);
+        let map = self.map_of(&key_terms, values);
+        self.key_terms = key_terms;
+        map
     }
 }
 
@@ -326,6 +419,7 @@ pub fn decode<'a>(env: Env<'a>, input: Term<'a>, opts: Term<'a>) -> Term<'a> {
         cache: KeyCache::new(),
         failed_key: None,
         pairs: Vec::new(),
+        key_terms: Vec::new(),
     };
     match parser::parse(bytes, &mut builder) {
         Ok(term) => unsafe { Term::new(env, term) },
