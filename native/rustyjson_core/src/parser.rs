@@ -431,25 +431,21 @@ impl<'a> Parser<'a> {
     fn string(&mut self) -> Result<Span, ParseError> {
         let input = self.input;
         let start = self.pos + 1;
-        let mut pos = start;
-        loop {
-            pos = utf8::skip_plain(input, pos);
-            match input.get(pos) {
-                Some(b'"') => {
-                    self.pos = pos + 1;
-                    return Ok(Span::Input(start, pos));
-                }
-                Some(b'\\') => {
-                    self.pos = pos;
-                    return self.string_escaped(start);
-                }
-                Some(&c) if c < 0x20 => return Err(ParseError::UnexpectedByte(pos)),
-                Some(_) => match utf8::char_len(&input[pos..]) {
-                    Some(n) => pos += n,
-                    None => return Err(ParseError::UnexpectedByte(pos)),
-                },
-                None => return Err(ParseError::UnexpectedEnd(input.len())),
+        let (pos, high) = utf8::skip_to_special(input, start);
+        if high {
+            validate_utf8(input, start, pos)?;
+        }
+        match input.get(pos) {
+            Some(b'"') => {
+                self.pos = pos + 1;
+                Ok(Span::Input(start, pos))
             }
+            Some(b'\\') => {
+                self.pos = pos;
+                self.string_escaped(start)
+            }
+            Some(_) => Err(ParseError::UnexpectedByte(pos)),
+            None => Err(ParseError::UnexpectedEnd(input.len())),
         }
     }
 
@@ -462,7 +458,11 @@ impl<'a> Parser<'a> {
         let mut pos = self.pos;
         loop {
             let run = pos;
-            pos = utf8::skip_plain(input, pos);
+            let (end, high) = utf8::skip_to_special(input, pos);
+            if high {
+                validate_utf8(input, run, end)?;
+            }
+            pos = end;
             self.scratch.extend_from_slice(&input[run..pos]);
             match input.get(pos) {
                 Some(b'"') => {
@@ -470,14 +470,7 @@ impl<'a> Parser<'a> {
                     return Ok(Span::Scratch(0, self.scratch.len()));
                 }
                 Some(b'\\') => pos = self.escape(pos)?,
-                Some(&c) if c < 0x20 => return Err(ParseError::UnexpectedByte(pos)),
-                Some(_) => match utf8::char_len(&input[pos..]) {
-                    Some(n) => {
-                        self.scratch.extend_from_slice(&input[pos..pos + n]);
-                        pos += n
-                    }
-                    None => return Err(ParseError::UnexpectedByte(pos)),
-                },
+                Some(_) => return Err(ParseError::UnexpectedByte(pos)),
                 None => return Err(ParseError::UnexpectedEnd(input.len())),
             }
         }
@@ -542,6 +535,16 @@ impl<'a> Parser<'a> {
         };
         self.scratch.push(simple);
         Ok(at + 2)
+    }
+}
+
+/// Checks that `input[start..end]` (string content without quotes, backslashes or control bytes) is UTF-8.
+/// Jason reports invalid UTF-8 at the first byte of the offending sequence.
+#[inline]
+fn validate_utf8(input: &[u8], start: usize, end: usize) -> Result<(), ParseError> {
+    match std::str::from_utf8(&input[start..end]) {
+        Ok(_) => Ok(()),
+        Err(e) => Err(ParseError::UnexpectedByte(start + e.valid_up_to())),
     }
 }
 

@@ -64,6 +64,39 @@ pub fn skip_ws(input: &[u8], mut pos: usize) -> usize {
     pos
 }
 
+/// Like [`skip_plain`] but steps over non-ASCII bytes too: the first position at or after `pos` holding `"`,
+/// `\` or a control byte (or `input.len()`), and whether any byte before it was non-ASCII.
+#[inline(always)]
+pub fn skip_to_special(input: &[u8], mut pos: usize) -> (usize, bool) {
+    let mut high = 0u64;
+    while pos + 8 <= input.len() {
+        let x = u64::from_le_bytes(input[pos..pos + 8].try_into().unwrap());
+        // Only the lowest flagged byte matters, and `zero_bytes` is exact there.
+        let quote = zero_bytes(x ^ (ONES * b'"' as u64));
+        let backslash = zero_bytes(x ^ (ONES * b'\\' as u64));
+        let control = zero_bytes(x & (ONES * 0xE0));
+        let mask = quote | backslash | control;
+        if mask != 0 {
+            let n = mask.trailing_zeros() / 8;
+            // Only the bytes before the special one count for `high`.
+            let before = if n == 0 { 0 } else { u64::MAX >> (64 - 8 * n) };
+            return (pos + n as usize, (high | (x & before & HIGHS)) != 0);
+        }
+        high |= x & HIGHS;
+        pos += 8;
+    }
+    let mut h = high != 0;
+    while pos < input.len() {
+        let b = input[pos];
+        if b == b'"' || b == b'\\' || b < 0x20 {
+            break;
+        }
+        h |= b >= 0x80;
+        pos += 1;
+    }
+    (pos, h)
+}
+
 #[inline(always)]
 fn cont(b: Option<&u8>) -> bool {
     matches!(b, Some(0x80..=0xBF))
@@ -111,7 +144,9 @@ mod tests {
 
     #[test]
     fn skip_ws_stops_at_the_first_other_byte() {
-        for other in [b'!', b'"', 0x00, 0x01, 0x1f, 0x21, 0x0b, 0x0c, 0x80, 0xff, b'a'] {
+        for other in [
+            b'!', b'"', 0x00, 0x01, 0x1f, 0x21, 0x0b, 0x0c, 0x80, 0xff, b'a',
+        ] {
             for at in 0..20 {
                 let mut v: Vec<u8> = (0..20).map(|i| b" \n\r\t"[i % 4]).collect();
                 v[at] = other;
@@ -120,6 +155,26 @@ mod tests {
         }
         assert_eq!(skip_ws(b"   ", 0), 3);
         assert_eq!(skip_ws(b"          ", 2), 10);
+    }
+
+    #[test]
+    fn skip_to_special_steps_over_non_ascii() {
+        assert_eq!(skip_to_special(b"abc\xc3\xa9defghijklm\"", 0), (15, true));
+        assert_eq!(skip_to_special(b"abcdefghijklm\"\xc3\xa9", 0), (13, false));
+        assert_eq!(skip_to_special(b"abcdefgh\xc3\"", 0), (9, true));
+        for special in [b'"', b'\\', 0x00, 0x1f] {
+            for at in 0..24 {
+                let mut v = vec![0xe9; 24];
+                v[at] = special;
+                assert_eq!(skip_to_special(&v, 0), (at, at > 0));
+                let mut v = vec![b'a'; 24];
+                v[at] = special;
+                assert_eq!(skip_to_special(&v, 0), (at, false));
+            }
+        }
+        // 0x20..0x7f and 0x80.. are not special; 0x7f is not a control byte for JSON.
+        let v: Vec<u8> = (0x20..=0xffu8).filter(|&b| b != b'"' && b != b'\\').collect();
+        assert_eq!(skip_to_special(&v, 0), (v.len(), true));
     }
 
     #[test]
