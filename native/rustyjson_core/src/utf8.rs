@@ -173,7 +173,9 @@ mod tests {
             }
         }
         // 0x20..0x7f and 0x80.. are not special; 0x7f is not a control byte for JSON.
-        let v: Vec<u8> = (0x20..=0xffu8).filter(|&b| b != b'"' && b != b'\\').collect();
+        let v: Vec<u8> = (0x20..=0xffu8)
+            .filter(|&b| b != b'"' && b != b'\\')
+            .collect();
         assert_eq!(skip_to_special(&v, 0), (v.len(), true));
     }
 
