@@ -4,11 +4,11 @@
 //! `strings: :copy`, bit 4 `objects: :ordered_objects`, bit 5 `floats: :decimals`.
 
 use rustler::sys::{
-    enif_binary_to_term, enif_inspect_binary, enif_make_atom_len, enif_make_double,
-    enif_make_existing_atom_len, enif_make_int64, enif_make_list_cell, enif_make_list_from_array,
-    enif_make_map_from_arrays, enif_make_map_put, enif_make_new_binary, enif_make_new_map,
-    enif_make_sub_binary, enif_make_tuple_from_array, ErlNifBinary, ErlNifCharEncoding, ErlNifEnv,
-    ErlNifTerm, ERL_NIF_BIN2TERM_SAFE,
+    enif_binary_to_term, enif_get_map_size, enif_inspect_binary, enif_make_atom_len,
+    enif_make_double, enif_make_existing_atom_len, enif_make_int64, enif_make_list_cell,
+    enif_make_list_from_array, enif_make_map_from_arrays, enif_make_map_put, enif_make_new_binary,
+    enif_make_new_map, enif_make_sub_binary, enif_make_tuple_from_array, ErlNifBinary,
+    ErlNifCharEncoding, ErlNifEnv, ErlNifTerm, ERL_NIF_BIN2TERM_SAFE,
 };
 use rustler::{Encoder, Env, Term};
 use rustyjson_core::intern::KeyCache;
@@ -254,7 +254,16 @@ impl<'a> TermBuilder<'a> {
                 map.as_mut_ptr(),
             ) != 0
             {
-                return map.assume_init();
+                let map = map.assume_init();
+                // Flatmaps refuse duplicate keys, but a large (hash) map keeps the last one silently: check
+                // its size.
+                if keys.len() <= FLATMAP_MAX {
+                    return map;
+                }
+                let mut size = 0;
+                if enif_get_map_size(self.env, map, &mut size) != 0 && size == keys.len() {
+                    return map;
+                }
             }
             // Duplicate keys: the first one wins, as in Jason. Put from the last pair back.
             let mut map = enif_make_new_map(self.env);
