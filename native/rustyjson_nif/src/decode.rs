@@ -47,6 +47,9 @@ struct Key {
 impl Key {
     #[inline(always)]
     fn bytes(&self) -> &[u8] {
+        if self.ptr.is_null() {
+            return &[];
+        }
         unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
     }
 }
@@ -95,6 +98,10 @@ struct TermBuilder<'a> {
     pairs: Vec<T>,
     /// Scratch for the key terms of large objects.
     key_terms: Vec<T>,
+    /// The keys of the last unsorted flatmap (`shape_len` of them) and their sorted order.
+    shape: [Key; FLATMAP_MAX],
+    shape_len: usize,
+    shape_idx: [u8; FLATMAP_MAX],
 }
 
 impl<'a> TermBuilder<'a> {
@@ -207,24 +214,36 @@ impl<'a> TermBuilder<'a> {
 
     /// A map of 2..=32 binary keys: hand the runtime its keys already sorted.
     #[inline]
-    fn flatmap(&self, keys: &[Key], values: &[T]) -> T {
+    fn flatmap(&mut self, keys: &[Key], values: &[T]) -> T {
         let n = keys.len();
-        let mut ks = [0usize; FLATMAP_MAX].map(|_| MaybeUninit::<T>::uninit());
-        let mut vs = [0usize; FLATMAP_MAX].map(|_| MaybeUninit::<T>::uninit());
-        if keys.windows(2).all(|w| w[0].bytes() < w[1].bytes()) {
-            return self.map_from_keys(keys, values);
-        }
-        let mut idx = [0u8; FLATMAP_MAX];
-        for (i, x) in idx[..n].iter_mut().enumerate() {
-            *x = i as u8;
-        }
-        idx[..n].sort_unstable_by(|&a, &b| keys[a as usize].bytes().cmp(keys[b as usize].bytes()));
-        for w in idx[..n].windows(2) {
-            if keys[w[0] as usize].bytes() == keys[w[1] as usize].bytes() {
+        let mut ks = [MaybeUninit::<T>::uninit(); FLATMAP_MAX];
+        let mut vs = [MaybeUninit::<T>::uninit(); FLATMAP_MAX];
+        // Arrays of same-shaped objects: reuse the previous object's order when its keys are the same.
+        let same_shape = self.shape_len == n
+            && keys
+                .iter()
+                .zip(&self.shape[..n])
+                .all(|(k, s)| k.bytes() == s.bytes());
+        if !same_shape {
+            if keys.windows(2).all(|w| w[0].bytes() < w[1].bytes()) {
                 return self.map_from_keys(keys, values);
             }
+            let idx = &mut self.shape_idx;
+            for (i, x) in idx[..n].iter_mut().enumerate() {
+                *x = i as u8;
+            }
+            idx[..n]
+                .sort_unstable_by(|&a, &b| keys[a as usize].bytes().cmp(keys[b as usize].bytes()));
+            for w in idx[..n].windows(2) {
+                if keys[w[0] as usize].bytes() == keys[w[1] as usize].bytes() {
+                    self.shape_len = 0;
+                    return self.map_from_keys(keys, values);
+                }
+            }
+            self.shape[..n].copy_from_slice(keys);
+            self.shape_len = n;
         }
-        for (j, &i) in idx[..n].iter().enumerate() {
+        for (j, &i) in self.shape_idx[..n].iter().enumerate() {
             ks[j].write(keys[i as usize].term);
             vs[j].write(values[i as usize]);
         }
@@ -234,7 +253,7 @@ impl<'a> TermBuilder<'a> {
     }
 
     fn map_from_keys(&self, keys: &[Key], values: &[T]) -> T {
-        let mut ks = [0usize; FLATMAP_MAX].map(|_| MaybeUninit::<T>::uninit());
+        let mut ks = [MaybeUninit::<T>::uninit(); FLATMAP_MAX];
         for (slot, k) in ks.iter_mut().zip(keys) {
             slot.write(k.term);
         }
@@ -429,6 +448,13 @@ pub fn decode<'a>(env: Env<'a>, input: Term<'a>, opts: Term<'a>) -> Term<'a> {
         failed_key: None,
         pairs: Vec::new(),
         key_terms: Vec::new(),
+        shape: [Key {
+            term: atoms::nil().as_c_arg(),
+            ptr: std::ptr::null(),
+            len: 0,
+        }; FLATMAP_MAX],
+        shape_len: 0,
+        shape_idx: [0; FLATMAP_MAX],
     };
     match parser::parse(bytes, &mut builder) {
         Ok(term) => unsafe { Term::new(env, term) },
