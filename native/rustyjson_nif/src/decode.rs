@@ -58,6 +58,10 @@ impl Key {
 /// comparisons; sorting the keys here by their bytes (the same order for binaries) is much cheaper.
 const FLATMAP_MAX: usize = 32;
 
+/// Objects of at most this many keys are built by puts into the empty map: measured cheaper than
+/// `enif_make_map_from_arrays` for one key (31 vs 57 ns), dearer from two keys on.
+const SMALL_MAP_PUTS: usize = 1;
+
 /// A fresh binary holding `bytes`.
 #[inline(always)]
 fn copy_binary(env: *mut ErlNifEnv, bytes: &[u8]) -> T {
@@ -406,6 +410,19 @@ impl<'a> Builder for TermBuilder<'a> {
         let n = keys.len();
         if n == 0 {
             return unsafe { enif_make_new_map(self.env) };
+        }
+        if n <= SMALL_MAP_PUTS {
+            // The single-entry fast path: no arrays, no sort. (Putting from the last pair back would keep the
+            // first of duplicate keys if the limit grew.)
+            unsafe {
+                let mut map = enif_make_new_map(self.env);
+                for (k, &v) in keys.iter().zip(values).rev() {
+                    let mut out = MaybeUninit::<T>::uninit();
+                    enif_make_map_put(self.env, map, k.term, v, out.as_mut_ptr());
+                    map = out.assume_init();
+                }
+                return map;
+            }
         }
         if (2..=FLATMAP_MAX).contains(&n) && !keys[0].ptr.is_null() {
             return self.flatmap(keys, values);
