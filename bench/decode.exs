@@ -2,6 +2,8 @@
 # run, on every public document, generated documents and ruby/json's micro inputs; plus keys: :intern on
 # same-shaped and unique-key documents. Prints a Markdown table (medians and ratios).
 # Run: mix run bench/decode.exs   (ROUNDS=n for more or fewer rounds, ONLY=substring to filter documents)
+# PART=threshold measures the dirty-scheduler threshold instead: one input through the normal-scheduler NIF and
+# the DirtyCpu one, for growing sizes of an API-like document (the densest kind: most terms per byte).
 Code.require_file("../test/support/apt_libs.exs", __DIR__)
 Code.require_file("harness.exs", __DIR__)
 Code.require_file("inputs.exs", __DIR__)
@@ -11,6 +13,33 @@ alias RustyJson.Bench.{Harness, Inputs}
 
 rounds = String.to_integer(System.get_env("ROUNDS", "15"))
 only = System.get_env("ONLY")
+
+if System.get_env("PART") == "threshold" do
+  IO.puts("| input size | normal scheduler | dirty CPU scheduler | dirty / normal |")
+  IO.puts("| ---: | ---: | ---: | ---: |")
+
+  for n <- [3, 12, 50, 100, 200, 400, 800, 1200, 1600, 3200] do
+    json = IO.iodata_to_binary(:jiffy.encode(Inputs.api_list(n)))
+
+    r =
+      Harness.compare(
+        [
+          normal: fn -> RustyJson.Native.decode(json, 0) end,
+          dirty: fn -> RustyJson.Native.decode_dirty(json, 0) end
+        ],
+        rounds: rounds,
+        batch_ms: 20
+      )
+
+    IO.puts(
+      "| #{Harness.fmt_bytes(byte_size(json))} | #{Harness.fmt_us(r.normal.median_us)} | " <>
+        "#{Harness.fmt_us(r.dirty.median_us)} | " <>
+        "#{:erlang.float_to_binary(r.dirty.median_us / r.normal.median_us, decimals: 2)} |"
+    )
+  end
+
+  System.halt(0)
+end
 
 same_shaped =
   for i <- 1..10_000 do

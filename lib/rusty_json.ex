@@ -39,7 +39,7 @@ defmodule RustyJson do
 
   # Inputs of at least this many bytes are decoded on a dirty CPU scheduler; smaller ones on the calling
   # scheduler with no hop. Measured in BENCHMARKS.md ("Decode" section).
-  @dirty_threshold 131_072
+  @dirty_threshold 262_144
 
   @doc """
   Decodes JSON `input` (a binary or iodata). Returns `{:ok, term}` or `{:error, %RustyJson.DecodeError{}}`.

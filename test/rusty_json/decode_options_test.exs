@@ -160,7 +160,7 @@ defmodule RustyJson.DecodeOptionsTest do
 
     test "large inputs go through the dirty scheduler with the same results" do
       big = "[" <> Enum.map_join(1..40_000, ",", &~s({"i":#{&1},"s":"v#{&1}"})) <> "]"
-      assert byte_size(big) > 131_072
+      assert byte_size(big) > 262_144
       decoded = RustyJson.decode!(big)
       assert length(decoded) == 40_000 and List.last(decoded) == %{"i" => 40_000, "s" => "v40000"}
 
