@@ -134,6 +134,10 @@ defmodule RustyJson.DecodeOptionsTest do
                decimal.(1, 25, -4),
                decimal.(1, 123_456_789_012_345_678_901, -1)
              ]
+
+      # Only native floats have a range: Jason's `Decimal.new("1e400")` succeeds.
+      assert RustyJson.Native.decode("1e400", 32) == decimal.(1, 1, 400)
+      assert RustyJson.Native.decode("1e400", 0) == {:error, {0, "1e400"}}
     end
   end
 

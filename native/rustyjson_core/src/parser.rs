@@ -47,6 +47,11 @@ pub trait Builder {
     fn big_int(&mut self, text: &[u8]) -> Self::V;
     /// A float token, its text and its (finite) value.
     fn float(&mut self, text: &[u8], value: f64) -> Self::V;
+    /// A float token out of the `f64` range (`1e400`): Jason's token error unless the builder takes it
+    /// (`floats: :decimals` does).
+    fn float_out_of_range(&mut self, _text: &[u8]) -> Option<Self::V> {
+        None
+    }
     fn string(&mut self, s: Str) -> Self::V;
     /// An object key; `Err(())` aborts the parse with [`ParseError::Key`] (e.g. `keys: :atoms!`).
     #[allow(clippy::result_unit_err)]
@@ -402,7 +407,9 @@ impl<'a> Parser<'a> {
                     Ok(b.float(text, 0.0))
                 }
                 Some(v) => Ok(b.float(text, v)),
-                None => Err(ParseError::Token { start, end: pos }),
+                None => b
+                    .float_out_of_range(text)
+                    .ok_or(ParseError::Token { start, end: pos }),
             }
         } else {
             if text.len() > MAX_INTEGER_TOKEN {

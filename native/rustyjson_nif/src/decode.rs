@@ -330,6 +330,10 @@ impl<'a> Builder for TermBuilder<'a> {
         }
         unsafe { enif_make_double(self.env, value) }
     }
+    fn float_out_of_range(&mut self, text: &[u8]) -> Option<T> {
+        // `Decimal.new("1e400")` is fine: only native floats have a range.
+        self.decimals.then(|| self.decimal(text))
+    }
     #[inline(always)]
     fn string(&mut self, s: Str) -> T {
         self.binary(s, self.copy_strings)
