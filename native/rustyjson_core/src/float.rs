@@ -36,6 +36,27 @@ pub fn from_parts(neg: bool, w: u64, q: i64) -> Option<f64> {
     Some(if neg { -v } else { v })
 }
 
+/// True when the 8 bytes of `x` (little-endian) are all ASCII digits.
+#[inline(always)]
+pub fn eight_digits(x: u64) -> bool {
+    let a = x.wrapping_add(0x4646_4646_4646_4646);
+    let b = x.wrapping_sub(0x3030_3030_3030_3030);
+    (a | b) & 0x8080_8080_8080_8080 == 0
+}
+
+/// The value of 8 ASCII digits loaded little-endian (the first digit in the lowest byte).
+#[inline(always)]
+pub fn parse_eight_digits(mut v: u64) -> u64 {
+    const MASK: u64 = 0x0000_00FF_0000_00FF;
+    const MUL1: u64 = 0x000F_4240_0000_0064;
+    const MUL2: u64 = 0x0000_2710_0000_0001;
+    v -= 0x3030_3030_3030_3030;
+    v = (v * 10) + (v >> 8);
+    let v1 = (v & MASK).wrapping_mul(MUL1);
+    let v2 = ((v >> 16) & MASK).wrapping_mul(MUL2);
+    ((v1.wrapping_add(v2) >> 32) as u32) as u64
+}
+
 #[inline(always)]
 fn full_multiplication(a: u64, b: u64) -> (u64, u64) {
     let r = (a as u128) * (b as u128);
@@ -189,6 +210,30 @@ mod tests {
         }
         assert_eq!(parse_float(b"1e400"), None);
         assert_eq!(parse_float(b"-1.7976931348623159e308"), None);
+    }
+
+    #[test]
+    fn eight_digit_chunks() {
+        let load = |s: &[u8]| u64::from_le_bytes(s.try_into().unwrap());
+        assert!(eight_digits(load(b"01234567")));
+        assert_eq!(parse_eight_digits(load(b"01234567")), 1_234_567);
+        assert_eq!(parse_eight_digits(load(b"99999999")), 99_999_999);
+        for bad in [
+            b"0123456a",
+            b"/1234567",
+            b"0123:567",
+            b"0123 567",
+            b"\xb01234567",
+        ] {
+            assert!(!eight_digits(load(bad)), "{bad:?}");
+        }
+        for i in 0..8 {
+            for b in 0..=255u8 {
+                let mut s = *b"12345678";
+                s[i] = b;
+                assert_eq!(eight_digits(load(&s)), b.is_ascii_digit(), "{b} at {i}");
+            }
+        }
     }
 
     #[test]

@@ -346,6 +346,20 @@ impl<'a> Parser<'a> {
         if has_frac {
             pos += 1;
             let frac_start = pos;
+            // Eight digits at a time once a significant digit is in (long fractions, as in coordinates).
+            if w != 0 {
+                while let Some(chunk) = input.get(pos..pos + 8) {
+                    let x = u64::from_le_bytes(chunk.try_into().unwrap());
+                    if !crate::float::eight_digits(x) {
+                        break;
+                    }
+                    w = w
+                        .wrapping_mul(100_000_000)
+                        .wrapping_add(crate::float::parse_eight_digits(x));
+                    sig += 8;
+                    pos += 8;
+                }
+            }
             while let Some(&d @ b'0'..=b'9') = input.get(pos) {
                 if w != 0 || d != b'0' {
                     sig += 1;
