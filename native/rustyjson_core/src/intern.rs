@@ -11,12 +11,41 @@ const PROBES: usize = 4;
 /// The hit rate is checked after this many lookups, then every `WINDOW` lookups.
 const WINDOW: u32 = 256;
 
+/// A cached key: keys of up to 16 bytes are held as two words (`a`, `b`, zero-padded) and compared without
+/// touching the input; longer ones keep a hash in `a` and are compared byte for byte at `start`.
 #[derive(Clone, Copy)]
 struct Slot<V> {
-    hash: u32,
-    len: u32,
+    a: u64,
+    b: u64,
+    len: usize,
     start: usize,
     value: Option<V>,
+}
+
+/// The first `n` (< 8) bytes of a little-endian word.
+#[inline(always)]
+fn low_bytes(n: usize) -> u64 {
+    if n == 0 {
+        0
+    } else {
+        u64::MAX >> (64 - 8 * n)
+    }
+}
+
+/// A key of at most 16 bytes as two zero-padded words, when 16 bytes can be read from `start`.
+#[inline(always)]
+fn short_key(input: &[u8], start: usize, len: usize) -> Option<(u64, u64)> {
+    if len > 16 {
+        return None;
+    }
+    let w = input.get(start..start + 16)?;
+    let a = u64::from_le_bytes(w[..8].try_into().unwrap());
+    let b = u64::from_le_bytes(w[8..].try_into().unwrap());
+    Some(if len >= 8 {
+        (a, b & low_bytes(len - 8))
+    } else {
+        (a & low_bytes(len), 0)
+    })
 }
 
 /// A bounded cache from key bytes to values, valid for one parse of one input.
@@ -90,7 +119,8 @@ impl<V: Copy> KeyCache<V> {
         if self.slots.is_empty() {
             self.slots = vec![
                 Slot {
-                    hash: 0,
+                    a: 0,
+                    b: 0,
                     len: 0,
                     start: 0,
                     value: None
@@ -99,25 +129,32 @@ impl<V: Copy> KeyCache<V> {
             ];
         }
         let key = &input[start..end];
-        let h = hash(key);
-        let mut i = h as usize & (SLOTS - 1);
+        let (a, b, short) = match short_key(input, start, len) {
+            Some((a, b)) => (a, b, true),
+            None => (hash(key) as u64, 0, false),
+        };
+        let h = ((a ^ b.rotate_left(29) ^ len as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40)
+            as usize;
+        let mut i = h & (SLOTS - 1);
         for _ in 0..PROBES {
             let slot = &mut self.slots[i];
             match slot.value {
                 None => {
                     let v = make()?;
                     *slot = Slot {
-                        hash: h,
-                        len: len as u32,
+                        a,
+                        b,
+                        len,
                         start,
                         value: Some(v),
                     };
                     return Ok(v);
                 }
                 Some(v) => {
-                    if slot.hash == h
-                        && slot.len as usize == len
-                        && &input[slot.start..slot.start + len] == key
+                    if slot.a == a
+                        && slot.b == b
+                        && slot.len == len
+                        && (short || &input[slot.start..slot.start + len] == key)
                     {
                         self.hits += 1;
                         return Ok(v);
@@ -165,6 +202,34 @@ mod tests {
                 .unwrap();
         }
         assert!(!cache.enabled());
+    }
+
+    #[test]
+    fn short_and_long_keys_of_every_length() {
+        // Keys of every length up to 40, each twice, near and far from the end of the input.
+        let mut input = Vec::new();
+        let mut spans = Vec::new();
+        for len in 1..=40usize {
+            for copy in 0..2 {
+                let start = input.len();
+                input.extend((0..len).map(|i| b'a' + ((i * 7 + len) % 26) as u8));
+                spans.push((len, copy, start, input.len()));
+                input.push(b',');
+            }
+        }
+        let mut cache = KeyCache::<usize>::new();
+        let mut firsts = std::collections::HashMap::new();
+        for &(len, copy, start, end) in &spans {
+            let v = cache
+                .get_or_insert::<()>(&input, start, end, || Ok(len * 10 + copy))
+                .unwrap();
+            let first = *firsts.entry(len).or_insert(v);
+            assert_eq!(v, first, "len {len} copy {copy}");
+            assert_eq!(v, len * 10, "len {len}");
+        }
+        // A prefix of a cached key is a different key.
+        let v = cache.get_or_insert::<()>(&input, 0, 0, || Ok(999)).unwrap();
+        assert_eq!(v, 999);
     }
 
     #[test]

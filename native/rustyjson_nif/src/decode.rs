@@ -227,7 +227,7 @@ impl<'a> TermBuilder<'a> {
             && keys
                 .iter()
                 .zip(&self.shape[..n])
-                .all(|(k, s)| k.bytes() == s.bytes());
+                .all(|(k, s)| k.term == s.term || k.bytes() == s.bytes());
         if !same_shape {
             if keys.windows(2).all(|w| w[0].bytes() < w[1].bytes()) {
                 return self.map_from_keys(keys, values);
