@@ -348,24 +348,18 @@ impl<'a> Parser<'a> {
             let frac_start = pos;
             // Eight digits at a time once a significant digit is in (long fractions, as in coordinates).
             if w != 0 {
-                while let Some(chunk) = input.get(pos..pos + 8) {
-                    let x = u64::from_le_bytes(chunk.try_into().unwrap());
-                    if !crate::float::eight_digits(x) {
-                        break;
-                    }
-                    w = w
-                        .wrapping_mul(100_000_000)
-                        .wrapping_add(crate::float::parse_eight_digits(x));
-                    sig += 8;
-                    pos += 8;
-                }
+                eight_at_a_time(input, &mut pos, &mut w, &mut sig);
             }
             while let Some(&d @ b'0'..=b'9') = input.get(pos) {
-                if w != 0 || d != b'0' {
+                let leading_zero = w == 0;
+                if !leading_zero || d != b'0' {
                     sig += 1;
                 }
                 w = w.wrapping_mul(10).wrapping_add((d - b'0') as u64);
                 pos += 1;
+                if leading_zero && w != 0 {
+                    eight_at_a_time(input, &mut pos, &mut w, &mut sig);
+                }
             }
             if pos == frac_start {
                 return Err(self.err_at(pos));
@@ -559,6 +553,22 @@ impl<'a> Parser<'a> {
     }
 }
 
+/// Adds the digits at `pos` to `w` eight at a time while eight digits follow.
+#[inline(always)]
+fn eight_at_a_time(input: &[u8], pos: &mut usize, w: &mut u64, sig: &mut u32) {
+    while let Some(chunk) = input.get(*pos..*pos + 8) {
+        let x = u64::from_le_bytes(chunk.try_into().unwrap());
+        if !crate::float::eight_digits(x) {
+            break;
+        }
+        *w = w
+            .wrapping_mul(100_000_000)
+            .wrapping_add(crate::float::parse_eight_digits(x));
+        *sig += 8;
+        *pos += 8;
+    }
+}
+
 /// Checks that `input[start..end]` (string content without quotes, backslashes or control bytes) is UTF-8.
 /// Jason reports invalid UTF-8 at the first byte of the offending sequence.
 #[inline]
@@ -729,6 +739,23 @@ mod tests {
             Float(f64::MAX)
         );
         assert_eq!(parse_str(b"5e-324").unwrap(), Float(5e-324));
+        for text in [
+            "-0.0636837780476",
+            "0.000000001234567890123",
+            "0.0000000012345678901234567",
+            "2.34647130966",
+            "-65.613616999999977",
+            "12345678.12345678",
+            "0.1234567812345678e-5",
+            "100000000.000000001",
+            "1.00000000000000000000000000001",
+        ] {
+            let expected: f64 = text.parse().unwrap();
+            match parse_str(text.as_bytes()).unwrap() {
+                Float(v) => assert_eq!(v.to_bits(), expected.to_bits(), "{text}"),
+                other => panic!("{text}: {other:?}"),
+            }
+        }
         let long = "9".repeat(1024);
         assert_eq!(parse_str(long.as_bytes()).unwrap(), Big(long.clone()));
         let too_long = "9".repeat(1025);
