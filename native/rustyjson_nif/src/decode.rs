@@ -220,8 +220,6 @@ impl<'a> TermBuilder<'a> {
     #[inline]
     fn flatmap(&mut self, keys: &[Key], values: &[T]) -> T {
         let n = keys.len();
-        let mut ks = [MaybeUninit::<T>::uninit(); FLATMAP_MAX];
-        let mut vs = [MaybeUninit::<T>::uninit(); FLATMAP_MAX];
         // Arrays of same-shaped objects: reuse the previous object's order when its keys are the same.
         let same_shape = self.shape_len == n
             && keys
@@ -233,6 +231,15 @@ impl<'a> TermBuilder<'a> {
                 return self.map_from_keys(keys, values);
             }
             let idx = &mut self.shape_idx;
+            if keys.windows(2).all(|w| w[0].bytes() > w[1].bytes()) {
+                // Strictly descending (as some encoders write maps): reversed, no sort, no duplicates.
+                for (i, x) in idx[..n].iter_mut().enumerate() {
+                    *x = (n - 1 - i) as u8;
+                }
+                self.shape[..n].copy_from_slice(keys);
+                self.shape_len = n;
+                return self.flatmap_in_shape_order(keys, values);
+            }
             for (i, x) in idx[..n].iter_mut().enumerate() {
                 *x = i as u8;
             }
@@ -247,6 +254,15 @@ impl<'a> TermBuilder<'a> {
             self.shape[..n].copy_from_slice(keys);
             self.shape_len = n;
         }
+        self.flatmap_in_shape_order(keys, values)
+    }
+
+    /// Builds the flatmap with its pairs in `shape_idx` order (sorted, no duplicate keys).
+    #[inline]
+    fn flatmap_in_shape_order(&self, keys: &[Key], values: &[T]) -> T {
+        let n = keys.len();
+        let mut ks = [MaybeUninit::<T>::uninit(); FLATMAP_MAX];
+        let mut vs = [MaybeUninit::<T>::uninit(); FLATMAP_MAX];
         for (j, &i) in self.shape_idx[..n].iter().enumerate() {
             ks[j].write(keys[i as usize].term);
             vs[j].write(values[i as usize]);
