@@ -90,12 +90,72 @@ struct Frame {
 
 /// Parses `input` as one JSON document and returns the built value.
 pub fn parse<B: Builder>(input: &[u8], builder: &mut B) -> Result<B::V, ParseError> {
+    parse_with(input, builder, &mut Stacks::default())
+}
+
+/// The parser's working storage, reusable across parses (a caller may keep one per thread to save the
+/// allocations on small documents).
+pub struct Stacks<V, K> {
+    frames: Vec<Frame>,
+    values: Vec<V>,
+    keys: Vec<K>,
+    scratch: Vec<u8>,
+}
+
+impl<V, K> Default for Stacks<V, K> {
+    fn default() -> Self {
+        Stacks {
+            frames: Vec::new(),
+            values: Vec::new(),
+            keys: Vec::new(),
+            scratch: Vec::new(),
+        }
+    }
+}
+
+impl<V, K> Stacks<V, K> {
+    /// Empties the stacks, and drops storage grown large by a big document rather than keep it.
+    fn reset(&mut self) {
+        const KEEP: usize = 4096;
+        if self.frames.capacity() > KEEP {
+            self.frames = Vec::new();
+        }
+        if self.values.capacity() > KEEP {
+            self.values = Vec::new();
+        }
+        if self.keys.capacity() > KEEP {
+            self.keys = Vec::new();
+        }
+        if self.scratch.capacity() > 16 * KEEP {
+            self.scratch = Vec::new();
+        }
+        self.frames.clear();
+        self.values.clear();
+        self.keys.clear();
+        self.scratch.clear();
+    }
+}
+
+/// [`parse`] with caller-provided working storage.
+pub fn parse_with<B: Builder>(
+    input: &[u8],
+    builder: &mut B,
+    stacks: &mut Stacks<B::V, B::K>,
+) -> Result<B::V, ParseError> {
+    stacks.reset();
     let mut p = Parser {
         input,
         pos: 0,
-        scratch: Vec::new(),
+        scratch: std::mem::take(&mut stacks.scratch),
     };
-    p.run(builder)
+    let result = p.run(
+        builder,
+        &mut stacks.frames,
+        &mut stacks.values,
+        &mut stacks.keys,
+    );
+    stacks.scratch = p.scratch;
+    result
 }
 
 struct Parser<'a> {
@@ -154,10 +214,13 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn run<B: Builder>(&mut self, b: &mut B) -> Result<B::V, ParseError> {
-        let mut frames: Vec<Frame> = Vec::new();
-        let mut values: Vec<B::V> = Vec::new();
-        let mut keys: Vec<B::K> = Vec::new();
+    fn run<B: Builder>(
+        &mut self,
+        b: &mut B,
+        frames: &mut Vec<Frame>,
+        values: &mut Vec<B::V>,
+        keys: &mut Vec<B::K>,
+    ) -> Result<B::V, ParseError> {
         'value: loop {
             let c = self.next_byte()?;
             let mut v = match c {

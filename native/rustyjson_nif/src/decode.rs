@@ -12,7 +12,9 @@ use rustler::sys::{
 };
 use rustler::{Encoder, Env, Term};
 use rustyjson_core::intern::KeyCache;
-use rustyjson_core::parser::{self, Builder, ParseError, Str};
+use rustyjson_core::parser::{self, Builder, ParseError, Stacks, Str};
+use std::cell::RefCell;
+use std::mem::ManuallyDrop;
 use std::mem::MaybeUninit;
 
 mod atoms {
@@ -34,6 +36,13 @@ const ORDERED_OBJECTS: u32 = 1 << 4;
 const FLOAT_DECIMALS: u32 = 1 << 5;
 
 type T = ErlNifTerm;
+
+thread_local! {
+    // ManuallyDrop: no thread-exit destructor is registered, so nothing in this library runs after a scheduler
+    // thread ends (or after the library is unloaded); the few kilobytes are left to the process.
+    static STACKS: RefCell<ManuallyDrop<Stacks<T, Key>>> =
+        RefCell::new(ManuallyDrop::new(Stacks::default()));
+}
 
 /// An object key: its term and, for binary keys, its bytes (stable for the whole call: the input or a fresh
 /// binary, and no garbage collection runs during a NIF call). `ptr` is null for atom keys.
@@ -493,7 +502,12 @@ pub fn decode<'a>(env: Env<'a>, input: Term<'a>, opts: Term<'a>) -> Term<'a> {
         shape_len: 0,
         shape_idx: [0; FLATMAP_MAX],
     };
-    match parser::parse(bytes, &mut builder) {
+    // The parser's stacks are kept per scheduler thread: small documents then parse without allocating.
+    let parsed = STACKS.with(|stacks| match stacks.try_borrow_mut() {
+        Ok(mut stacks) => parser::parse_with(bytes, &mut builder, &mut stacks),
+        Err(_) => parser::parse(bytes, &mut builder),
+    });
+    match parsed {
         Ok(term) => unsafe { Term::new(env, term) },
         Err(ParseError::UnexpectedByte(pos)) | Err(ParseError::UnexpectedEnd(pos)) => {
             (atoms::error(), pos).encode(env)
