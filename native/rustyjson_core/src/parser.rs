@@ -918,6 +918,75 @@ mod tests {
     }
 
     #[test]
+    fn json_test_suite() {
+        // ../shared/data/JSONTestSuite beside the repository, when present: y_ accepted, n_ rejected, i_ answered.
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../../shared/data/JSONTestSuite/test_parsing");
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            return;
+        };
+        let mut counts = [0usize; 3];
+        for entry in entries {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            let data = std::fs::read(&path).unwrap();
+            let result = parse(&data, &mut Depth);
+            if name.starts_with("y_") {
+                assert!(result.is_ok(), "{name}: {result:?}");
+                counts[0] += 1;
+            } else if name.starts_with("n_") {
+                assert!(result.is_err(), "{name}");
+                counts[1] += 1;
+            } else {
+                counts[2] += 1;
+            }
+        }
+        assert!(counts.iter().all(|&c| c > 0), "{counts:?}");
+    }
+
+    #[test]
+    fn mutated_documents_never_panic() {
+        // Valid documents with bytes replaced, dropped or cut: the parser answers without panicking, and an
+        // error position is always within the input.
+        let seeds: &[&[u8]] = &[
+            b"{\"a\": [1, -2.5e3, \"x\\u00e9\\ud83d\\ude00\", true, false, null], \"b\": {\"c\": \"\xc3\xa9\"}}",
+            b"[0.000123, 123456789012345678901234567890, -0, 1E+2, \"\\\"\\/\\b\\f\\n\\r\\t\"]",
+        ];
+        let specials = b"\"\\{}[]:,.-+eE0123456789 \t\n\x00\x1f\x7f\x80\xbf\xc3\xed\xf0\xf4\xffu";
+        let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+        let mut next = |n: usize| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % n as u64) as usize
+        };
+        for _ in 0..50_000 {
+            let mut doc = seeds[next(seeds.len())].to_vec();
+            for _ in 0..1 + next(3) {
+                let at = next(doc.len());
+                match next(3) {
+                    0 => doc[at] = specials[next(specials.len())],
+                    1 => {
+                        doc.remove(at);
+                    }
+                    _ => doc.truncate(at),
+                }
+                if doc.is_empty() {
+                    break;
+                }
+            }
+            let mut t = Tree::default();
+            match parse(&doc, &mut t) {
+                Ok(_) => {}
+                Err(ParseError::UnexpectedByte(p)) => assert!(p < doc.len()),
+                Err(ParseError::UnexpectedEnd(p)) => assert_eq!(p, doc.len()),
+                Err(ParseError::Token { start, end }) => assert!(start < end && end <= doc.len()),
+                Err(ParseError::Key { .. }) => unreachable!(),
+            }
+        }
+    }
+
+    #[test]
     fn deep_nesting_does_not_recurse() {
         let depth = 1_000_000;
         let doc = "[".repeat(depth) + &"]".repeat(depth);

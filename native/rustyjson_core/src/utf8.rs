@@ -1,6 +1,6 @@
-//! UTF-8 and string scanning helpers for the parser: an 8-bytes-at-a-time ASCII fast path and a validator for
-//! one multi-byte character with the same rules as Erlang's `utf8` binary matching (no overlongs, no
-//! surrogates, nothing above U+10FFFF).
+//! Scanning helpers for the parser, 8 bytes at a time: to the end of a run of plain string bytes (noting whether
+//! it held non-ASCII bytes, which the parser then validates at once with `std::str::from_utf8`: the same rules as
+//! Erlang's `utf8` matching, no overlongs, no surrogates, nothing above U+10FFFF), and over whitespace.
 
 const ONES: u64 = 0x0101_0101_0101_0101;
 const HIGHS: u64 = 0x8080_8080_8080_8080;
@@ -9,31 +9,6 @@ const HIGHS: u64 = 0x8080_8080_8080_8080;
 #[inline(always)]
 fn zero_bytes(x: u64) -> u64 {
     x.wrapping_sub(ONES) & !x & HIGHS
-}
-
-/// The first position at or after `pos` holding `"`, `\`, a control byte (< 0x20) or a non-ASCII byte;
-/// `input.len()` if there is none.
-#[inline(always)]
-pub fn skip_plain(input: &[u8], mut pos: usize) -> usize {
-    while pos + 8 <= input.len() {
-        let x = u64::from_le_bytes(input[pos..pos + 8].try_into().unwrap());
-        let quote = zero_bytes(x ^ (ONES * b'"' as u64));
-        let backslash = zero_bytes(x ^ (ONES * b'\\' as u64));
-        let control = x.wrapping_sub(ONES * 0x20) & !x & HIGHS;
-        let mask = quote | backslash | control | (x & HIGHS);
-        if mask != 0 {
-            return pos + (mask.trailing_zeros() / 8) as usize;
-        }
-        pos += 8;
-    }
-    while pos < input.len() {
-        let b = input[pos];
-        if b == b'"' || b == b'\\' || !(0x20..0x80).contains(&b) {
-            return pos;
-        }
-        pos += 1;
-    }
-    pos
 }
 
 /// High bit set exactly in the bytes of `x` that are zero.
@@ -97,50 +72,9 @@ pub fn skip_to_special(input: &[u8], mut pos: usize) -> (usize, bool) {
     (pos, h)
 }
 
-#[inline(always)]
-fn cont(b: Option<&u8>) -> bool {
-    matches!(b, Some(0x80..=0xBF))
-}
-
-/// The length of the valid multi-byte UTF-8 character at the start of `s` (whose first byte is >= 0x80), or
-/// `None` when it is invalid or truncated.
-#[inline]
-pub fn char_len(s: &[u8]) -> Option<usize> {
-    let second = s.get(1);
-    match s[0] {
-        0xC2..=0xDF if cont(second) => Some(2),
-        0xE0 if matches!(second, Some(0xA0..=0xBF)) && cont(s.get(2)) => Some(3),
-        0xE1..=0xEC | 0xEE..=0xEF if cont(second) && cont(s.get(2)) => Some(3),
-        0xED if matches!(second, Some(0x80..=0x9F)) && cont(s.get(2)) => Some(3),
-        0xF0 if matches!(second, Some(0x90..=0xBF)) && cont(s.get(2)) && cont(s.get(3)) => Some(4),
-        0xF1..=0xF3 if cont(second) && cont(s.get(2)) && cont(s.get(3)) => Some(4),
-        0xF4 if matches!(second, Some(0x80..=0x8F)) && cont(s.get(2)) && cont(s.get(3)) => Some(4),
-        _ => None,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn skip_plain_finds_the_first_special_byte() {
-        let s = b"abcdefghijklmnop\"";
-        assert_eq!(skip_plain(s, 0), 16);
-        assert_eq!(skip_plain(b"abcdefgh\\ijk", 0), 8);
-        assert_eq!(skip_plain(b"ab\x1fcdefghij", 0), 2);
-        assert_eq!(skip_plain(b"abcdefghij\xc3\xa9", 0), 10);
-        assert_eq!(skip_plain(b"abc", 0), 3);
-        assert_eq!(skip_plain(b"\x7f\x7f\x7f\x7f\x7f\x7f\x7f\x7f\x7f ", 0), 10);
-        // Every position and special byte, against a byte-at-a-time scan.
-        for special in [b'"', b'\\', 0x00, 0x1f, 0x80, 0xff] {
-            for at in 0..24 {
-                let mut v = vec![b'a'; 24];
-                v[at] = special;
-                assert_eq!(skip_plain(&v, 0), at);
-            }
-        }
-    }
 
     #[test]
     fn skip_ws_stops_at_the_first_other_byte() {
@@ -177,24 +111,5 @@ mod tests {
             .filter(|&b| b != b'"' && b != b'\\')
             .collect();
         assert_eq!(skip_to_special(&v, 0), (v.len(), true));
-    }
-
-    #[test]
-    fn char_len_matches_std() {
-        // Every 1-4 byte sequence prefix pattern checked against std's validator.
-        let conts = [0x7f_u8, 0x80, 0x8f, 0x90, 0x9f, 0xa0, 0xbf, 0xc0];
-        for lead in 0x80..=0xffu8 {
-            for &a in &conts {
-                for &b in &conts {
-                    for &c in &conts {
-                        let s = [lead, a, b, c];
-                        let expected = (2..=4).find(|&n| std::str::from_utf8(&s[..n]).is_ok());
-                        assert_eq!(char_len(&s), expected, "{s:x?}");
-                    }
-                }
-            }
-        }
-        assert_eq!(char_len(&[0xc3]), None);
-        assert_eq!(char_len(&[0xe2, 0x82]), None);
     }
 }
