@@ -155,6 +155,8 @@ pub fn parse_with<B: Builder>(
         &mut stacks.keys,
     );
     stacks.scratch = p.scratch;
+    // Release what a big document grew at once, rather than hold it until the next parse.
+    stacks.reset();
     result
 }
 
