@@ -61,30 +61,112 @@ defmodule RustyJson do
   @spec encode_to_iodata!(encodable(), keyword()) :: iodata()
   def encode_to_iodata!(input, opts \\ []), do: encode!(input, opts)
 
+  # Inputs of at least this many bytes are decoded on a dirty CPU scheduler; smaller ones on the calling
+  # scheduler with no hop. Measured in BENCHMARKS.md ("Decode" section).
+  @dirty_threshold 262_144
+
   @doc """
   Decodes JSON `input` (a binary or iodata). Returns `{:ok, term}` or `{:error, %RustyJson.DecodeError{}}`.
+
+  Options (as Jason's):
+    * `:keys` - `:strings` (default), `:atoms`, `:atoms!` (existing atoms only; raises `ArgumentError`
+      otherwise), `:copy`, `:intern` (keys repeated across objects are built once) or a function of arity 1
+      applied to every key.
+    * `:strings` - `:reference` (default; strings without escapes share the input binary) or `:copy`.
+    * `:floats` - `:native` (default) or `:decimals` (needs the Decimal library).
+    * `:objects` - `:maps` (default) or `:ordered_objects` (`%RustyJson.OrderedObject{}`).
   """
   @spec decode(iodata(), keyword()) :: {:ok, term()} | {:error, DecodeError.t()}
-  def decode(input, opts \\ []) do
-    input = IO.iodata_to_binary(input)
+  def decode(input, opts \\ [])
 
-    case Native.decode(input, opts) do
+  def decode(input, []) when is_binary(input) do
+    case run(input, 0) do
+      {:error, reason} -> {:error, decode_exception(reason, input)}
+      term -> {:ok, term}
+    end
+  end
+
+  def decode(input, opts) do
+    input = to_binary(input)
+
+    case run_with(input, opts) do
       {:error, reason} -> {:error, decode_exception(reason, input)}
       term -> {:ok, term}
     end
   end
 
   @doc """
-  Decodes JSON `input` (a binary or iodata); raises `RustyJson.DecodeError` on invalid input.
+  Decodes JSON `input` (a binary or iodata); raises `RustyJson.DecodeError` on invalid input. Options as in
+  `decode/2`.
   """
   @spec decode!(iodata(), keyword()) :: term()
-  def decode!(input, opts \\ []) do
-    input = IO.iodata_to_binary(input)
+  def decode!(input, opts \\ [])
 
-    case Native.decode(input, opts) do
+  def decode!(input, []) when is_binary(input) do
+    case run(input, 0) do
       {:error, reason} -> raise decode_exception(reason, input)
       term -> term
     end
+  end
+
+  def decode!(input, opts) do
+    input = to_binary(input)
+
+    case run_with(input, opts) do
+      {:error, reason} -> raise decode_exception(reason, input)
+      term -> term
+    end
+  end
+
+  @compile {:inline, to_binary: 1, run: 2}
+  defp to_binary(input) when is_binary(input), do: input
+  defp to_binary(input), do: IO.iodata_to_binary(input)
+
+  defp run(input, flags) when byte_size(input) < @dirty_threshold, do: Native.decode(input, flags)
+  defp run(input, flags), do: Native.decode_dirty(input, flags)
+
+  defp run_with(input, []), do: run(input, 0)
+
+  defp run_with(input, opts) do
+    case RustyJson.DecodeOptions.parse(opts) do
+      {flags, nil, _ordered} ->
+        run(input, flags)
+
+      {flags, key_fun, ordered} ->
+        case run(input, flags) do
+          {:error, _} = error -> error
+          term -> apply_keys(term, key_fun, ordered)
+        end
+    end
+  end
+
+  # `keys: fun`: the NIF returned ordered objects; apply the function to every key in document order, then
+  # build maps where the first of equal keys wins (as Jason does), unless ordered objects were asked for.
+  defp apply_keys(%RustyJson.OrderedObject{values: pairs}, fun, ordered) do
+    pairs = Enum.map(pairs, fn {k, v} -> {fun.(k), apply_keys(v, fun, ordered)} end)
+
+    if ordered do
+      %RustyJson.OrderedObject{values: pairs}
+    else
+      pairs |> :lists.reverse() |> :maps.from_list()
+    end
+  end
+
+  defp apply_keys(list, fun, ordered) when is_list(list),
+    do: Enum.map(list, &apply_keys(&1, fun, ordered))
+
+  defp apply_keys(other, _fun, _ordered), do: other
+
+  # `keys: :atoms!` (or `:atoms`) could not make this key an atom: raise what Jason raises (String.to_atom/1
+  # and String.to_existing_atom/1 are what it calls), even from decode/2.
+  defp decode_exception({:existing_atom, key}, _input) do
+    String.to_existing_atom(key)
+    raise ArgumentError, "not an already existing atom: #{inspect(key)}"
+  end
+
+  defp decode_exception({:atom, key}, _input) do
+    _ = String.to_atom(key)
+    raise ArgumentError, "could not turn the key #{inspect(key)} into an atom"
   end
 
   defp decode_exception({position, token}, input),

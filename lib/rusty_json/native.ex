@@ -67,6 +67,7 @@ defmodule RustyJson.Native do
 
   @doc false
   def allocator_peak, do: not_loaded()
+  def decode_dirty(_input, _opts), do: not_loaded()
 
   defp not_loaded do
     :erlang.nif_error({:rusty_json_nif_not_loaded, load_error()})

@@ -5,9 +5,13 @@
 
 pub mod buffer;
 pub mod escape;
+pub mod float;
+pub mod intern;
 pub mod number;
 pub mod parser;
 pub mod pretty;
 
 #[cfg(any(test, feature = "checks"))]
 pub mod checks;
+mod pow5;
+pub mod utf8;

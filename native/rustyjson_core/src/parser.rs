@@ -1,30 +1,65 @@
-//! An iterative JSON parser (RFC 8259) that drives a [`Builder`].
+//! An iterative JSON parser (RFC 8259) that drives a [`Builder`] and reports Jason's error positions.
 //!
-//! It keeps its own stack of open containers on the heap, so nesting depth is bounded by memory,
-//! never by the machine stack.
+//! The parser owns the container stack and one shared value stack (plus one key stack for objects), so a
+//! container's elements are a slice of that stack when it closes: no per-container collection, and nesting
+//! depth is bounded by memory, never by the machine stack.
+
+use crate::utf8;
+
+/// Jason's limit: an integer token longer than this many bytes is an error.
+pub const MAX_INTEGER_TOKEN: usize = 1024;
 
 /// Where a string's bytes are: a slice of the input (no escapes) or unescaped bytes in a scratch buffer.
+#[derive(Clone, Copy, Debug)]
 pub enum Str<'a> {
-    /// Bytes `start..end` of the input, taken verbatim.
-    Input { start: usize, end: usize },
+    /// Bytes `start..end` of the input (`bytes` is that slice), taken verbatim.
+    Input {
+        start: usize,
+        end: usize,
+        bytes: &'a [u8],
+    },
     /// Unescaped bytes, valid only for the duration of the call.
     Unescaped(&'a [u8]),
 }
 
-/// Receives parse events. Containers are announced at their start and end; the builder keeps its own stack.
+impl<'a> Str<'a> {
+    /// The string's bytes.
+    #[inline]
+    pub fn bytes(&self) -> &'a [u8] {
+        match *self {
+            Str::Input { bytes, .. } => bytes,
+            Str::Unescaped(b) => b,
+        }
+    }
+}
+
+/// Builds values bottom-up. `V` is the builder's value type (a BEAM term in the NIF).
 pub trait Builder {
-    fn null(&mut self);
-    fn boolean(&mut self, value: bool);
-    /// An integer token (`-?digits`), as text.
-    fn integer(&mut self, text: &[u8]);
-    /// A float token, its text and its value.
-    fn float(&mut self, text: &[u8], value: f64);
-    fn string(&mut self, input: &[u8], s: Str);
-    fn key(&mut self, input: &[u8], s: Str);
-    fn start_array(&mut self);
-    fn end_array(&mut self);
-    fn start_object(&mut self);
-    fn end_object(&mut self);
+    /// A built value.
+    type V: Copy;
+    /// A built object key.
+    type K: Copy;
+    fn null(&mut self) -> Self::V;
+    fn boolean(&mut self, value: bool) -> Self::V;
+    /// An integer that fits in 64 bits.
+    fn int(&mut self, value: i64) -> Self::V;
+    /// A longer integer token (`-?digits`, at most [`MAX_INTEGER_TOKEN`] bytes).
+    fn big_int(&mut self, text: &[u8]) -> Self::V;
+    /// A float token, its text and its (finite) value.
+    fn float(&mut self, text: &[u8], value: f64) -> Self::V;
+    /// A float token out of the `f64` range (`1e400`): Jason's token error unless the builder takes it
+    /// (`floats: :decimals` does).
+    fn float_out_of_range(&mut self, _text: &[u8]) -> Option<Self::V> {
+        None
+    }
+    fn string(&mut self, s: Str) -> Self::V;
+    /// An object key; `Err(())` aborts the parse with [`ParseError::Key`] (e.g. `keys: :atoms!`).
+    #[allow(clippy::result_unit_err)]
+    fn key(&mut self, s: Str) -> Result<Self::K, ()>;
+    /// An array of the given elements (possibly none).
+    fn array(&mut self, items: &[Self::V]) -> Self::V;
+    /// An object: `keys[i]` maps to `values[i]`, in document order (duplicates possible; the first wins).
+    fn object(&mut self, keys: &[Self::K], values: &[Self::V]) -> Self::V;
 }
 
 /// Why a parse failed, with Jason's positions.
@@ -36,480 +71,936 @@ pub enum ParseError {
     UnexpectedEnd(usize),
     /// An invalid token: bytes `start..end` of the input.
     Token { start: usize, end: usize },
+    /// The builder refused the object key at bytes `start..end` of the input (the quotes excluded).
+    Key { start: usize, end: usize },
 }
 
-#[derive(Clone, Copy, PartialEq)]
-enum Frame {
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
     Array,
     Object,
 }
 
-/// Parses `input` as one JSON document, sending events to `builder`.
-pub fn parse<B: Builder>(input: &[u8], builder: &mut B) -> Result<(), ParseError> {
-    Parser {
+#[derive(Clone, Copy)]
+struct Frame {
+    kind: Kind,
+    values_start: usize,
+    keys_start: usize,
+}
+
+/// Parses `input` as one JSON document and returns the built value.
+pub fn parse<B: Builder>(input: &[u8], builder: &mut B) -> Result<B::V, ParseError> {
+    parse_with(input, builder, &mut Stacks::default())
+}
+
+/// The parser's working storage, reusable across parses (a caller may keep one per thread to save the
+/// allocations on small documents).
+pub struct Stacks<V, K> {
+    frames: Vec<Frame>,
+    values: Vec<V>,
+    keys: Vec<K>,
+    scratch: Vec<u8>,
+}
+
+impl<V, K> Default for Stacks<V, K> {
+    fn default() -> Self {
+        Stacks {
+            frames: Vec::new(),
+            values: Vec::new(),
+            keys: Vec::new(),
+            scratch: Vec::new(),
+        }
+    }
+}
+
+impl<V, K> Stacks<V, K> {
+    /// Empties the stacks, and drops storage grown large by a big document rather than keep it.
+    fn reset(&mut self) {
+        const KEEP: usize = 4096;
+        if self.frames.capacity() > KEEP {
+            self.frames = Vec::new();
+        }
+        if self.values.capacity() > KEEP {
+            self.values = Vec::new();
+        }
+        if self.keys.capacity() > KEEP {
+            self.keys = Vec::new();
+        }
+        if self.scratch.capacity() > 16 * KEEP {
+            self.scratch = Vec::new();
+        }
+        self.frames.clear();
+        self.values.clear();
+        self.keys.clear();
+        self.scratch.clear();
+    }
+}
+
+/// [`parse`] with caller-provided working storage.
+pub fn parse_with<B: Builder>(
+    input: &[u8],
+    builder: &mut B,
+    stacks: &mut Stacks<B::V, B::K>,
+) -> Result<B::V, ParseError> {
+    stacks.reset();
+    let mut p = Parser {
         input,
         pos: 0,
-        stack: Vec::new(),
-        scratch: Vec::new(),
-    }
-    .run(builder)
+        scratch: std::mem::take(&mut stacks.scratch),
+    };
+    let result = p.run(
+        builder,
+        &mut stacks.frames,
+        &mut stacks.values,
+        &mut stacks.keys,
+    );
+    stacks.scratch = p.scratch;
+    // Release what a big document grew at once, rather than hold it until the next parse.
+    stacks.reset();
+    result
 }
 
 struct Parser<'a> {
     input: &'a [u8],
     pos: usize,
-    stack: Vec<Frame>,
     scratch: Vec<u8>,
 }
 
+#[inline(always)]
+fn is_ws(b: u8) -> bool {
+    matches!(b, b' ' | b'\n' | b'\r' | b'\t')
+}
+
+/// Result of scanning a string: where it lies and whether it went through the scratch buffer.
+enum Span {
+    Input(usize, usize),
+    Scratch(usize, usize),
+}
+
 impl<'a> Parser<'a> {
-    #[inline]
+    #[inline(always)]
     fn skip_ws(&mut self) {
-        while let Some(&b) = self.input.get(self.pos) {
-            if b == b' ' || b == b'\n' || b == b'\r' || b == b'\t' {
-                self.pos += 1;
-            } else {
-                break;
+        // Usually zero or one byte of whitespace (compact text, or `": "`); long runs are indentation.
+        match self.input.get(self.pos) {
+            Some(&b) if is_ws(b) => {}
+            _ => return,
+        }
+        self.pos += 1;
+        match self.input.get(self.pos) {
+            Some(&b) if is_ws(b) => self.pos = utf8::skip_ws(self.input, self.pos + 1),
+            _ => {}
+        }
+    }
+
+    /// The next non-whitespace byte, or the end-of-input error.
+    #[inline(always)]
+    fn next_byte(&mut self) -> Result<u8, ParseError> {
+        match self.input.get(self.pos) {
+            Some(&b) if !is_ws(b) => Ok(b),
+            _ => {
+                self.skip_ws();
+                self.input
+                    .get(self.pos)
+                    .copied()
+                    .ok_or(ParseError::UnexpectedEnd(self.input.len()))
             }
         }
     }
 
     #[inline]
-    fn peek(&self) -> Result<u8, ParseError> {
-        self.input
-            .get(self.pos)
-            .copied()
-            .ok_or(ParseError::UnexpectedEnd(self.input.len()))
-    }
-
-    fn unexpected(&self) -> ParseError {
-        if self.pos >= self.input.len() {
+    fn err_at(&self, pos: usize) -> ParseError {
+        if pos >= self.input.len() {
             ParseError::UnexpectedEnd(self.input.len())
         } else {
-            ParseError::UnexpectedByte(self.pos)
+            ParseError::UnexpectedByte(pos)
         }
     }
 
-    fn run<B: Builder>(mut self, b: &mut B) -> Result<(), ParseError> {
+    fn run<B: Builder>(
+        &mut self,
+        b: &mut B,
+        frames: &mut Vec<Frame>,
+        values: &mut Vec<B::V>,
+        keys: &mut Vec<B::K>,
+    ) -> Result<B::V, ParseError> {
         'value: loop {
-            self.skip_ws();
-            match self.peek()? {
+            let c = self.next_byte()?;
+            let mut v = match c {
+                b'"' => {
+                    let span = self.string()?;
+                    let s = self.str_of(span);
+                    b.string(s)
+                }
                 b'{' => {
                     self.pos += 1;
-                    b.start_object();
-                    self.skip_ws();
-                    if self.peek()? == b'}' {
+                    let c = self.next_byte()?;
+                    if c == b'}' {
                         self.pos += 1;
-                        b.end_object();
+                        b.object(&[], &[])
                     } else {
-                        self.stack.push(Frame::Object);
-                        self.object_key(b)?;
+                        frames.push(Frame {
+                            kind: Kind::Object,
+                            values_start: values.len(),
+                            keys_start: keys.len(),
+                        });
+                        let k = self.object_key(b, c)?;
+                        keys.push(k);
                         continue 'value;
                     }
                 }
                 b'[' => {
                     self.pos += 1;
-                    b.start_array();
-                    self.skip_ws();
-                    if self.peek()? == b']' {
+                    let c = self.next_byte()?;
+                    if c == b']' {
                         self.pos += 1;
-                        b.end_array();
+                        b.array(&[])
                     } else {
-                        self.stack.push(Frame::Array);
+                        frames.push(Frame {
+                            kind: Kind::Array,
+                            values_start: values.len(),
+                            keys_start: keys.len(),
+                        });
                         continue 'value;
                     }
                 }
-                b'"' => {
-                    let s = self.string()?;
-                    b.string(self.input, s.resolve(&self.scratch));
-                }
                 b'-' | b'0'..=b'9' => self.number(b)?,
-                b't' => self.literal(b"true", |b: &mut B| b.boolean(true), b)?,
-                b'f' => self.literal(b"false", |b: &mut B| b.boolean(false), b)?,
-                b'n' => self.literal(b"null", |b: &mut B| b.null(), b)?,
-                _ => return Err(self.unexpected()),
-            }
+                b't' => {
+                    self.literal(b"true")?;
+                    b.boolean(true)
+                }
+                b'f' => {
+                    self.literal(b"false")?;
+                    b.boolean(false)
+                }
+                b'n' => {
+                    self.literal(b"null")?;
+                    b.null()
+                }
+                _ => return Err(ParseError::UnexpectedByte(self.pos)),
+            };
             // After a value: close containers or move to the next element.
             loop {
-                self.skip_ws();
-                let Some(&frame) = self.stack.last() else {
+                let Some(frame) = frames.last() else {
+                    self.skip_ws();
                     return if self.pos == self.input.len() {
-                        Ok(())
+                        Ok(v)
                     } else {
                         Err(ParseError::UnexpectedByte(self.pos))
                     };
                 };
-                match (frame, self.peek()?) {
-                    (_, b',') => {
+                let c = self.next_byte()?;
+                match (frame.kind, c) {
+                    (Kind::Array, b',') => {
                         self.pos += 1;
-                        if frame == Frame::Object {
-                            self.skip_ws();
-                            self.object_key(b)?;
-                        }
+                        values.push(v);
                         continue 'value;
                     }
-                    (Frame::Array, b']') => {
+                    (Kind::Object, b',') => {
                         self.pos += 1;
-                        self.stack.pop();
-                        b.end_array();
+                        values.push(v);
+                        let c = self.next_byte()?;
+                        let k = self.object_key(b, c)?;
+                        keys.push(k);
+                        continue 'value;
                     }
-                    (Frame::Object, b'}') => {
+                    (Kind::Array, b']') => {
                         self.pos += 1;
-                        self.stack.pop();
-                        b.end_object();
-                    }
-                    _ => return Err(self.unexpected()),
-                }
-            }
-        }
-    }
-
-    fn object_key<B: Builder>(&mut self, b: &mut B) -> Result<(), ParseError> {
-        if self.peek()? != b'"' {
-            return Err(self.unexpected());
-        }
-        let s = self.string()?;
-        b.key(self.input, s.resolve(&self.scratch));
-        self.skip_ws();
-        if self.peek()? != b':' {
-            return Err(self.unexpected());
-        }
-        self.pos += 1;
-        Ok(())
-    }
-
-    fn literal<B: Builder>(
-        &mut self,
-        word: &[u8],
-        emit: impl FnOnce(&mut B),
-        b: &mut B,
-    ) -> Result<(), ParseError> {
-        for &expected in word {
-            if self.peek()? != expected {
-                return Err(self.unexpected());
-            }
-            self.pos += 1;
-        }
-        emit(b);
-        Ok(())
-    }
-
-    fn number<B: Builder>(&mut self, b: &mut B) -> Result<(), ParseError> {
-        let start = self.pos;
-        let digit = |p: &Self| matches!(p.input.get(p.pos), Some(b'0'..=b'9'));
-        if self.input[self.pos] == b'-' {
-            self.pos += 1;
-        }
-        match self.peek()? {
-            b'0' => self.pos += 1,
-            b'1'..=b'9' => {
-                while digit(self) {
-                    self.pos += 1;
-                }
-            }
-            _ => return Err(self.unexpected()),
-        }
-        let mut is_float = false;
-        if self.input.get(self.pos) == Some(&b'.') {
-            is_float = true;
-            self.pos += 1;
-            if !digit(self) {
-                return Err(self.unexpected());
-            }
-            while digit(self) {
-                self.pos += 1;
-            }
-        }
-        if matches!(self.input.get(self.pos), Some(b'e' | b'E')) {
-            is_float = true;
-            self.pos += 1;
-            if matches!(self.input.get(self.pos), Some(b'+' | b'-')) {
-                self.pos += 1;
-            }
-            if !digit(self) {
-                return Err(self.unexpected());
-            }
-            while digit(self) {
-                self.pos += 1;
-            }
-        }
-        let text = &self.input[start..self.pos];
-        if is_float {
-            // The token is ASCII by construction.
-            let value: f64 = std::str::from_utf8(text).unwrap().parse().unwrap();
-            if !value.is_finite() {
-                return Err(ParseError::Token {
-                    start,
-                    end: self.pos,
-                });
-            }
-            b.float(text, value);
-        } else {
-            b.integer(text);
-        }
-        Ok(())
-    }
-
-    /// Parses a string starting at the opening quote.
-    fn string(&mut self) -> Result<StrSpan, ParseError> {
-        self.pos += 1;
-        let start = self.pos;
-        let mut escaped = false;
-        self.scratch.clear();
-        let mut run_start = start;
-        loop {
-            let b = self.peek()?;
-            match b {
-                b'"' => {
-                    let end = self.pos;
-                    self.pos += 1;
-                    if escaped {
-                        self.scratch.extend_from_slice(&self.input[run_start..end]);
-                        return Ok(StrSpan::Scratch);
-                    }
-                    return Ok(StrSpan::Input { start, end });
-                }
-                b'\\' => {
-                    escaped = true;
-                    self.scratch
-                        .extend_from_slice(&self.input[run_start..self.pos]);
-                    self.escape()?;
-                    run_start = self.pos;
-                }
-                0x00..=0x1F => return Err(ParseError::UnexpectedByte(self.pos)),
-                0x80..=0xFF => self.utf8_char()?,
-                _ => self.pos += 1,
-            }
-        }
-    }
-
-    fn escape(&mut self) -> Result<(), ParseError> {
-        self.pos += 1;
-        let c = self.peek()?;
-        let simple = match c {
-            b'"' => b'"',
-            b'\\' => b'\\',
-            b'/' => b'/',
-            b'b' => 0x08,
-            b'f' => 0x0C,
-            b'n' => b'\n',
-            b'r' => b'\r',
-            b't' => b'\t',
-            b'u' => {
-                let esc_start = self.pos - 1;
-                self.pos += 1;
-                let mut cp = self.hex4(esc_start)?;
-                if (0xD800..0xDC00).contains(&cp) {
-                    if self.input.get(self.pos) == Some(&b'\\')
-                        && self.input.get(self.pos + 1) == Some(&b'u')
-                    {
-                        let low_start = self.pos;
-                        self.pos += 2;
-                        let low = self.hex4(low_start)?;
-                        if !(0xDC00..0xE000).contains(&low) {
-                            return Err(ParseError::Token {
-                                start: esc_start,
-                                end: self.pos,
-                            });
+                        let start = frame.values_start;
+                        frames.pop();
+                        if start == values.len() {
+                            // Single-element array: no collection.
+                            v = b.array(std::slice::from_ref(&v));
+                        } else {
+                            values.push(v);
+                            v = b.array(&values[start..]);
+                            values.truncate(start);
                         }
-                        cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
-                    } else {
-                        return Err(ParseError::Token {
-                            start: esc_start,
-                            end: self.pos,
-                        });
+                    }
+                    (Kind::Object, b'}') => {
+                        self.pos += 1;
+                        let start = frame.values_start;
+                        let kstart = frame.keys_start;
+                        frames.pop();
+                        if start == values.len() {
+                            v = b.object(&keys[kstart..], std::slice::from_ref(&v));
+                        } else {
+                            values.push(v);
+                            v = b.object(&keys[kstart..], &values[start..]);
+                            values.truncate(start);
+                        }
+                        keys.truncate(kstart);
+                    }
+                    _ => return Err(ParseError::UnexpectedByte(self.pos)),
+                }
+            }
+        }
+    }
+
+    #[inline]
+    fn str_of(&self, span: Span) -> Str<'_> {
+        match span {
+            Span::Input(start, end) => Str::Input {
+                start,
+                end,
+                bytes: &self.input[start..end],
+            },
+            Span::Scratch(start, end) => Str::Unescaped(&self.scratch[start..end]),
+        }
+    }
+
+    /// Parses `"key" :` where `c` is the (non-whitespace) byte at `pos`.
+    #[inline]
+    fn object_key<B: Builder>(&mut self, b: &mut B, c: u8) -> Result<B::K, ParseError> {
+        if c != b'"' {
+            return Err(ParseError::UnexpectedByte(self.pos));
+        }
+        let key_start = self.pos + 1;
+        let span = self.string()?;
+        let key_end = self.pos - 1;
+        let s = self.str_of(span);
+        let k = b.key(s).map_err(|()| ParseError::Key {
+            start: key_start,
+            end: key_end,
+        })?;
+        if self.next_byte()? != b':' {
+            return Err(ParseError::UnexpectedByte(self.pos));
+        }
+        self.pos += 1;
+        Ok(k)
+    }
+
+    /// Jason reports a bad or truncated literal at its first byte.
+    #[inline]
+    fn literal(&mut self, word: &[u8]) -> Result<(), ParseError> {
+        if self.input[self.pos..].starts_with(word) {
+            self.pos += word.len();
+            Ok(())
+        } else {
+            Err(ParseError::UnexpectedByte(self.pos))
+        }
+    }
+
+    fn number<B: Builder>(&mut self, b: &mut B) -> Result<B::V, ParseError> {
+        let input = self.input;
+        let start = self.pos;
+        let neg = input[start] == b'-';
+        let mut pos = start + neg as usize;
+        let int_start = pos;
+        // Significant digits accumulate in `w` (at most 19 of them; `many` once there are more).
+        let mut w: u64 = 0;
+        let mut sig = 0u32;
+        match input.get(pos) {
+            Some(b'0') => pos += 1,
+            Some(b'1'..=b'9') => {
+                while let Some(&d @ b'0'..=b'9') = input.get(pos) {
+                    w = w.wrapping_mul(10).wrapping_add((d - b'0') as u64);
+                    pos += 1;
+                }
+                sig = (pos - int_start) as u32;
+                if sig <= 18 && !matches!(input.get(pos), Some(b'.' | b'e' | b'E')) {
+                    self.pos = pos;
+                    let v = w as i64;
+                    return Ok(b.int(if neg { -v } else { v }));
+                }
+            }
+            _ => return Err(self.err_at(pos)),
+        }
+        let int_end = pos;
+        let mut q: i64 = 0;
+        let has_frac = input.get(pos) == Some(&b'.');
+        if has_frac {
+            pos += 1;
+            let frac_start = pos;
+            // Eight digits at a time once a significant digit is in (long fractions, as in coordinates).
+            if w != 0 {
+                eight_at_a_time(input, &mut pos, &mut w, &mut sig);
+            }
+            while let Some(&d @ b'0'..=b'9') = input.get(pos) {
+                let leading_zero = w == 0;
+                if !leading_zero || d != b'0' {
+                    sig += 1;
+                }
+                w = w.wrapping_mul(10).wrapping_add((d - b'0') as u64);
+                pos += 1;
+                if leading_zero && w != 0 {
+                    eight_at_a_time(input, &mut pos, &mut w, &mut sig);
+                }
+            }
+            if pos == frac_start {
+                return Err(self.err_at(pos));
+            }
+            q = -((pos - frac_start) as i64);
+        }
+        let mut has_exp = false;
+        if matches!(input.get(pos), Some(b'e' | b'E')) {
+            has_exp = true;
+            pos += 1;
+            let eneg = match input.get(pos) {
+                Some(b'-') => {
+                    pos += 1;
+                    true
+                }
+                Some(b'+') => {
+                    pos += 1;
+                    false
+                }
+                _ => false,
+            };
+            let exp_start = pos;
+            let mut e: i64 = 0;
+            while let Some(&d @ b'0'..=b'9') = input.get(pos) {
+                if e < 1_000_000 {
+                    e = e * 10 + (d - b'0') as i64;
+                }
+                pos += 1;
+            }
+            if pos == exp_start {
+                return Err(self.err_at(pos));
+            }
+            q += if eneg { -e } else { e };
+        }
+        self.pos = pos;
+        let text = &input[start..pos];
+        if has_frac || has_exp {
+            let value = if sig <= 19 {
+                crate::float::from_parts(neg, w, q)
+            } else {
+                None
+            };
+            let value = match value {
+                Some(v) if v.is_finite() => Some(v),
+                Some(_) => None,
+                None => crate::float::parse_float(text),
+            };
+            match value {
+                // Jason reads `-0e...` (zero, exponent, no fraction) as 0.0, not -0.0.
+                Some(_)
+                    if neg && !has_frac && int_end - int_start == 1 && input[int_start] == b'0' =>
+                {
+                    Ok(b.float(text, 0.0))
+                }
+                Some(v) => Ok(b.float(text, v)),
+                None => b
+                    .float_out_of_range(text)
+                    .ok_or(ParseError::Token { start, end: pos }),
+            }
+        } else {
+            if text.len() > MAX_INTEGER_TOKEN {
+                return Err(ParseError::Token { start, end: pos });
+            }
+            let digits = int_end - int_start;
+            if digits == 1 {
+                // `0` or `-0`.
+                return Ok(b.int(0));
+            }
+            // 19 digits may still fit an i64 (w is exact up to 19 digits).
+            if digits == 19 {
+                if !neg && w <= i64::MAX as u64 {
+                    return Ok(b.int(w as i64));
+                }
+                if neg && w <= i64::MAX as u64 + 1 {
+                    return Ok(b.int((w as i64).wrapping_neg()));
+                }
+            }
+            Ok(b.big_int(text))
+        }
+    }
+
+    /// Parses a string starting at the opening quote; leaves `pos` after the closing quote.
+    #[inline]
+    fn string(&mut self) -> Result<Span, ParseError> {
+        let input = self.input;
+        let start = self.pos + 1;
+        let (pos, high) = utf8::skip_to_special(input, start);
+        if high {
+            validate_utf8(input, start, pos)?;
+        }
+        match input.get(pos) {
+            Some(b'"') => {
+                self.pos = pos + 1;
+                Ok(Span::Input(start, pos))
+            }
+            Some(b'\\') => {
+                self.pos = pos;
+                self.string_escaped(start)
+            }
+            Some(_) => Err(ParseError::UnexpectedByte(pos)),
+            None => Err(ParseError::UnexpectedEnd(input.len())),
+        }
+    }
+
+    /// The slow path: a string with escapes, unescaped into `scratch`. `pos` is at the first backslash.
+    #[cold]
+    fn string_escaped(&mut self, start: usize) -> Result<Span, ParseError> {
+        let input = self.input;
+        self.scratch.clear();
+        self.scratch.extend_from_slice(&input[start..self.pos]);
+        let mut pos = self.pos;
+        loop {
+            let run = pos;
+            let (end, high) = utf8::skip_to_special(input, pos);
+            if high {
+                validate_utf8(input, run, end)?;
+            }
+            pos = end;
+            self.scratch.extend_from_slice(&input[run..pos]);
+            match input.get(pos) {
+                Some(b'"') => {
+                    self.pos = pos + 1;
+                    return Ok(Span::Scratch(0, self.scratch.len()));
+                }
+                Some(b'\\') => pos = self.escape(pos)?,
+                Some(_) => return Err(ParseError::UnexpectedByte(pos)),
+                None => return Err(ParseError::UnexpectedEnd(input.len())),
+            }
+        }
+    }
+
+    /// Unescapes the escape at `at` (a backslash) into `scratch`; returns the position after it.
+    fn escape(&mut self, at: usize) -> Result<usize, ParseError> {
+        let input = self.input;
+        let simple = match input.get(at + 1) {
+            Some(b'"') => b'"',
+            Some(b'\\') => b'\\',
+            Some(b'/') => b'/',
+            Some(b'b') => 0x08,
+            Some(b'f') => 0x0C,
+            Some(b'n') => b'\n',
+            Some(b'r') => b'\r',
+            Some(b't') => b'\t',
+            Some(b'u') => {
+                let Some(hex) = input.get(at + 2..at + 6) else {
+                    return Err(ParseError::UnexpectedByte(at));
+                };
+                let Some(mut cp) = hex4(hex) else {
+                    return Err(ParseError::Token {
+                        start: at,
+                        end: at + 6,
+                    });
+                };
+                let mut end = at + 6;
+                if (0xD800..0xDC00).contains(&cp) {
+                    // A high surrogate must be followed by `\u` and a low surrogate.
+                    if input.get(end) != Some(&b'\\') {
+                        return Err(self.err_at(end));
+                    }
+                    if input.get(end + 1) != Some(&b'u') {
+                        return Err(ParseError::UnexpectedByte(end));
+                    }
+                    let Some(hex) = input.get(end + 2..end + 6) else {
+                        return Err(ParseError::UnexpectedByte(end));
+                    };
+                    match hex4(hex) {
+                        Some(low) if (0xDC00..0xE000).contains(&low) => {
+                            cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+                            end += 6;
+                        }
+                        _ => {
+                            return Err(ParseError::Token {
+                                start: at,
+                                end: end + 6,
+                            })
+                        }
                     }
                 } else if (0xDC00..0xE000).contains(&cp) {
-                    return Err(ParseError::Token {
-                        start: esc_start,
-                        end: self.pos,
-                    });
+                    return Err(ParseError::Token { start: at, end });
                 }
                 let ch = char::from_u32(cp).expect("surrogates handled above");
                 let mut utf8 = [0u8; 4];
                 self.scratch
                     .extend_from_slice(ch.encode_utf8(&mut utf8).as_bytes());
-                return Ok(());
+                return Ok(end);
             }
-            _ => return Err(ParseError::UnexpectedByte(self.pos)),
+            _ => return Err(ParseError::UnexpectedByte(at)),
         };
         self.scratch.push(simple);
-        self.pos += 1;
-        Ok(())
+        Ok(at + 2)
     }
+}
 
-    fn hex4(&mut self, token_start: usize) -> Result<u32, ParseError> {
-        let mut v = 0u32;
-        for _ in 0..4 {
-            let b = self.peek()?;
-            let d = match b {
-                b'0'..=b'9' => b - b'0',
-                b'a'..=b'f' => b - b'a' + 10,
-                b'A'..=b'F' => b - b'A' + 10,
-                _ => {
-                    return Err(ParseError::Token {
-                        start: token_start,
-                        end: self.pos,
-                    })
-                }
-            };
-            v = v * 16 + d as u32;
-            self.pos += 1;
+/// Adds the digits at `pos` to `w` eight at a time while eight digits follow.
+#[inline(always)]
+fn eight_at_a_time(input: &[u8], pos: &mut usize, w: &mut u64, sig: &mut u32) {
+    while let Some(chunk) = input.get(*pos..*pos + 8) {
+        let x = u64::from_le_bytes(chunk.try_into().unwrap());
+        if !crate::float::eight_digits(x) {
+            break;
         }
-        Ok(v)
+        *w = w
+            .wrapping_mul(100_000_000)
+            .wrapping_add(crate::float::parse_eight_digits(x));
+        *sig += 8;
+        *pos += 8;
     }
+}
 
-    /// Validates one multi-byte UTF-8 character at `pos` and steps over it.
-    fn utf8_char(&mut self) -> Result<(), ParseError> {
-        let rest = &self.input[self.pos..self.input.len().min(self.pos + 4)];
-        let len = match rest[0] {
-            0xC2..=0xDF => 2,
-            0xE0..=0xEF => 3,
-            0xF0..=0xF4 => 4,
-            _ => return Err(ParseError::UnexpectedByte(self.pos)),
+/// Checks that `input[start..end]` (string content without quotes, backslashes or control bytes) is UTF-8.
+/// Jason reports invalid UTF-8 at the first byte of the offending sequence.
+#[inline]
+fn validate_utf8(input: &[u8], start: usize, end: usize) -> Result<(), ParseError> {
+    match std::str::from_utf8(&input[start..end]) {
+        Ok(_) => Ok(()),
+        Err(e) => Err(ParseError::UnexpectedByte(start + e.valid_up_to())),
+    }
+}
+
+#[inline]
+fn hex4(hex: &[u8]) -> Option<u32> {
+    let mut v = 0u32;
+    for &b in hex {
+        let d = match b {
+            b'0'..=b'9' => b - b'0',
+            b'a'..=b'f' => b - b'a' + 10,
+            b'A'..=b'F' => b - b'A' + 10,
+            _ => return None,
         };
-        if rest.len() < len {
-            return Err(self.unexpected_in_char(rest));
-        }
-        match std::str::from_utf8(&rest[..len]) {
-            Ok(_) => {
-                self.pos += len;
-                Ok(())
-            }
-            Err(_) => Err(ParseError::UnexpectedByte(self.pos)),
-        }
+        v = v * 16 + d as u32;
     }
-
-    fn unexpected_in_char(&self, rest: &[u8]) -> ParseError {
-        if rest.len() < 2 && self.pos + rest.len() >= self.input.len() {
-            ParseError::UnexpectedEnd(self.input.len())
-        } else {
-            ParseError::UnexpectedByte(self.pos)
-        }
-    }
-}
-
-enum StrSpan {
-    Input { start: usize, end: usize },
-    Scratch,
-}
-
-impl StrSpan {
-    fn resolve<'s>(&self, scratch: &'s [u8]) -> Str<'s> {
-        match *self {
-            StrSpan::Input { start, end } => Str::Input { start, end },
-            StrSpan::Scratch => Str::Unescaped(scratch),
-        }
-    }
+    Some(v)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// Rebuilds compact JSON text from the events, to check what the parser saw.
+    /// Builds a plain Rust value tree, to check what the parser produced.
+    #[derive(Debug, Clone, PartialEq)]
+    pub enum Value {
+        Null,
+        Bool(bool),
+        Int(i64),
+        Big(String),
+        Float(f64),
+        Str(String, bool),
+        Array(Vec<Value>),
+        Object(Vec<(Value, Value)>),
+    }
+
+    /// Values live in an arena; the builder's value type is an index.
     #[derive(Default)]
-    struct Echo {
-        out: Vec<u8>,
-        need_comma: Vec<bool>,
+    struct Tree {
+        arena: Vec<Value>,
+        reject_key: Option<&'static str>,
     }
 
-    impl Echo {
-        fn sep(&mut self) {
-            if let Some(c) = self.need_comma.last_mut() {
-                if *c {
-                    self.out.push(b',');
-                }
-                *c = true;
+    impl Tree {
+        fn add(&mut self, v: Value) -> usize {
+            self.arena.push(v);
+            self.arena.len() - 1
+        }
+    }
+
+    impl Builder for Tree {
+        type V = usize;
+        type K = usize;
+        fn null(&mut self) -> usize {
+            self.add(Value::Null)
+        }
+        fn boolean(&mut self, v: bool) -> usize {
+            self.add(Value::Bool(v))
+        }
+        fn int(&mut self, v: i64) -> usize {
+            self.add(Value::Int(v))
+        }
+        fn big_int(&mut self, t: &[u8]) -> usize {
+            self.add(Value::Big(String::from_utf8(t.to_vec()).unwrap()))
+        }
+        fn float(&mut self, _: &[u8], v: f64) -> usize {
+            self.add(Value::Float(v))
+        }
+        fn string(&mut self, s: Str) -> usize {
+            let referenced = matches!(s, Str::Input { .. });
+            self.add(Value::Str(
+                String::from_utf8(s.bytes().to_vec()).unwrap(),
+                referenced,
+            ))
+        }
+        fn key(&mut self, s: Str) -> Result<usize, ()> {
+            if Some(s.bytes()) == self.reject_key.map(str::as_bytes) {
+                return Err(());
             }
+            Ok(self.string(s))
         }
-        fn str(&mut self, input: &[u8], s: Str) {
-            let bytes = match s {
-                Str::Input { start, end } => &input[start..end],
-                Str::Unescaped(b) => b,
-            };
-            self.out.push(b'"');
-            self.out.extend_from_slice(bytes);
-            self.out.push(b'"');
+        fn array(&mut self, items: &[usize]) -> usize {
+            let v = Value::Array(items.iter().map(|&i| self.arena[i].clone()).collect());
+            self.add(v)
         }
-    }
-
-    impl Builder for Echo {
-        fn null(&mut self) {
-            self.sep();
-            self.out.extend_from_slice(b"null");
-        }
-        fn boolean(&mut self, v: bool) {
-            self.sep();
-            self.out
-                .extend_from_slice(if v { b"true" } else { b"false" });
-        }
-        fn integer(&mut self, t: &[u8]) {
-            self.sep();
-            self.out.extend_from_slice(t);
-        }
-        fn float(&mut self, t: &[u8], _: f64) {
-            self.sep();
-            self.out.extend_from_slice(t);
-        }
-        fn string(&mut self, input: &[u8], s: Str) {
-            self.sep();
-            self.str(input, s);
-        }
-        fn key(&mut self, input: &[u8], s: Str) {
-            self.sep();
-            self.str(input, s);
-            self.out.push(b':');
-            // The value after a key takes no comma.
-            *self.need_comma.last_mut().unwrap() = false;
-        }
-        fn start_array(&mut self) {
-            self.sep();
-            self.out.push(b'[');
-            self.need_comma.push(false);
-        }
-        fn end_array(&mut self) {
-            self.need_comma.pop();
-            self.out.push(b']');
-        }
-        fn start_object(&mut self) {
-            self.sep();
-            self.out.push(b'{');
-            self.need_comma.push(false);
-        }
-        fn end_object(&mut self) {
-            self.need_comma.pop();
-            self.out.push(b'}');
+        fn object(&mut self, keys: &[usize], values: &[usize]) -> usize {
+            assert_eq!(keys.len(), values.len());
+            let v = Value::Object(
+                keys.iter()
+                    .zip(values)
+                    .map(|(&k, &v)| (self.arena[k].clone(), self.arena[v].clone()))
+                    .collect(),
+            );
+            self.add(v)
         }
     }
 
-    fn echo(s: &str) -> Result<String, ParseError> {
-        let mut b = Echo::default();
-        parse(s.as_bytes(), &mut b)?;
-        Ok(String::from_utf8(b.out).unwrap())
+    fn parse_str(s: &[u8]) -> Result<Value, ParseError> {
+        let mut t = Tree::default();
+        let i = parse(s, &mut t)?;
+        Ok(t.arena[i].clone())
+    }
+
+    fn s(x: &str) -> Value {
+        Value::Str(x.to_string(), true)
     }
 
     #[test]
     fn parses_values() {
+        use Value::*;
         assert_eq!(
-            echo(" [1, -2.5e3, \"a\\nb\", {\"k\": [true, false, null]}, {}] ").unwrap(),
-            "[1,-2.5e3,\"a\nb\",{\"k\":[true,false,null]},{}]"
+            parse_str(b" [1, -2.5e3, \"a\\nb\", {\"k\": [true, false, null]}, {}, []] ").unwrap(),
+            Array(vec![
+                Int(1),
+                Float(-2500.0),
+                Str("a\nb".into(), false),
+                Object(vec![(s("k"), Array(vec![Bool(true), Bool(false), Null]))]),
+                Object(vec![]),
+                Array(vec![]),
+            ])
         );
-        assert_eq!(echo("\"\\ud83d\\ude00\"").unwrap(), "\"😀\"");
+        assert_eq!(
+            parse_str(b"\"\\ud83d\\ude00\"").unwrap(),
+            Str("😀".into(), false)
+        );
+        assert_eq!(
+            parse_str(b"{\"a\":1,\"a\":2}").unwrap(),
+            Object(vec![(s("a"), Int(1)), (s("a"), Int(2))])
+        );
+        assert_eq!(
+            parse_str(b"[[[1]]]").unwrap(),
+            Array(vec![Array(vec![Array(vec![Int(1)])])])
+        );
     }
 
     #[test]
-    fn errors_have_positions() {
-        assert_eq!(echo("[1,]"), Err(ParseError::UnexpectedByte(3)));
-        assert_eq!(echo("[1"), Err(ParseError::UnexpectedEnd(2)));
-        assert_eq!(echo("01"), Err(ParseError::UnexpectedByte(1)));
-        assert_eq!(echo("1e400"), Err(ParseError::Token { start: 0, end: 5 }));
+    fn numbers() {
+        use Value::*;
+        assert_eq!(parse_str(b"-0").unwrap(), Int(0));
+        assert_eq!(parse_str(b"-0.0").unwrap(), Float(-0.0));
+        assert!(matches!(parse_str(b"-0.0").unwrap(), Float(f) if f.is_sign_negative()));
+        assert_eq!(parse_str(b"9223372036854775807").unwrap(), Int(i64::MAX));
+        assert_eq!(parse_str(b"-9223372036854775808").unwrap(), Int(i64::MIN));
+        assert_eq!(
+            parse_str(b"9223372036854775808").unwrap(),
+            Big("9223372036854775808".into())
+        );
+        assert_eq!(
+            parse_str(b"123456789012345678").unwrap(),
+            Int(123456789012345678)
+        );
+        assert_eq!(parse_str(b"1E2").unwrap(), Float(100.0));
+        assert!(
+            matches!(parse_str(b"-0e-0").unwrap(), Float(f) if f == 0.0 && f.is_sign_positive())
+        );
+        assert!(
+            matches!(parse_str(b"-0.0e1").unwrap(), Float(f) if f == 0.0 && f.is_sign_negative())
+        );
+        assert_eq!(parse_str(b"0.1").unwrap(), Float(0.1));
+        assert_eq!(
+            parse_str(b"1.7976931348623157e308").unwrap(),
+            Float(f64::MAX)
+        );
+        assert_eq!(parse_str(b"5e-324").unwrap(), Float(5e-324));
+        for text in [
+            "-0.0636837780476",
+            "0.000000001234567890123",
+            "0.0000000012345678901234567",
+            "2.34647130966",
+            "-65.613616999999977",
+            "12345678.12345678",
+            "0.1234567812345678e-5",
+            "100000000.000000001",
+            "1.00000000000000000000000000001",
+        ] {
+            let expected: f64 = text.parse().unwrap();
+            match parse_str(text.as_bytes()).unwrap() {
+                Float(v) => assert_eq!(v.to_bits(), expected.to_bits(), "{text}"),
+                other => panic!("{text}: {other:?}"),
+            }
+        }
+        let long = "9".repeat(1024);
+        assert_eq!(parse_str(long.as_bytes()).unwrap(), Big(long.clone()));
+        let too_long = "9".repeat(1025);
+        assert_eq!(
+            parse_str(too_long.as_bytes()),
+            Err(ParseError::Token {
+                start: 0,
+                end: 1025
+            })
+        );
+    }
+
+    #[test]
+    fn errors_have_jason_positions() {
+        use ParseError::*;
+        let cases: &[(&[u8], ParseError)] = &[
+            (b"[1,]", UnexpectedByte(3)),
+            (b"[1", UnexpectedEnd(2)),
+            (b"01", UnexpectedByte(1)),
+            (b"-", UnexpectedEnd(1)),
+            (b"1.e5", UnexpectedByte(2)),
+            (b"1e400", Token { start: 0, end: 5 }),
+            (b"1.7976931348623159e308", Token { start: 0, end: 22 }),
+            (b"tru", UnexpectedByte(0)),
+            (b"nulll", UnexpectedByte(4)),
+            (b"\"\\ud800\"", UnexpectedByte(7)),
+            (b"\"\\udc00\"", Token { start: 1, end: 7 }),
+            (b"\"\\ud800\\u0041\"", Token { start: 1, end: 13 }),
+            (b"\"\\u12\"", UnexpectedByte(1)),
+            (b"\"\\u12G4\"", Token { start: 1, end: 7 }),
+            (b"\"\\x\"", UnexpectedByte(1)),
+            (b"\"abc", UnexpectedEnd(4)),
+            (b"\"\xC3", UnexpectedByte(1)),
+            (b"\"\xF1\x8F", UnexpectedByte(1)),
+            (b"[\"a\"\x00]", UnexpectedByte(4)),
+            (b"[\"a\x00\"]", UnexpectedByte(3)),
+            (b"\"\xED\xA0\x80\"", UnexpectedByte(1)),
+            (b"\"\xC0\x80\"", UnexpectedByte(1)),
+            (b"{\"a\" 1}", UnexpectedByte(5)),
+            (b"", UnexpectedEnd(0)),
+        ];
+        for (input, expected) in cases {
+            assert_eq!(
+                &parse_str(input).unwrap_err(),
+                expected,
+                "{}",
+                String::from_utf8_lossy(input)
+            );
+        }
+    }
+
+    #[test]
+    fn builder_can_refuse_a_key() {
+        let mut t = Tree {
+            reject_key: Some("no"),
+            ..Default::default()
+        };
+        assert_eq!(
+            parse(b"{\"ok\": {\"no\": 1}}", &mut t),
+            Err(ParseError::Key { start: 9, end: 11 })
+        );
+    }
+
+    /// Computes each value's nesting depth: cheap for very deep documents.
+    struct Depth;
+
+    impl Builder for Depth {
+        type V = usize;
+        type K = ();
+        fn null(&mut self) -> usize {
+            0
+        }
+        fn boolean(&mut self, _: bool) -> usize {
+            0
+        }
+        fn int(&mut self, _: i64) -> usize {
+            0
+        }
+        fn big_int(&mut self, _: &[u8]) -> usize {
+            0
+        }
+        fn float(&mut self, _: &[u8], _: f64) -> usize {
+            0
+        }
+        fn string(&mut self, _: Str) -> usize {
+            0
+        }
+        fn key(&mut self, _: Str) -> Result<(), ()> {
+            Ok(())
+        }
+        fn array(&mut self, items: &[usize]) -> usize {
+            1 + items.iter().copied().max().unwrap_or(0)
+        }
+        fn object(&mut self, _: &[()], values: &[usize]) -> usize {
+            1 + values.iter().copied().max().unwrap_or(0)
+        }
+    }
+
+    #[test]
+    fn json_test_suite() {
+        // ../shared/data/JSONTestSuite beside the repository, when present: y_ accepted, n_ rejected, i_ answered.
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../../shared/data/JSONTestSuite/test_parsing");
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            return;
+        };
+        let mut counts = [0usize; 3];
+        for entry in entries {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            let data = std::fs::read(&path).unwrap();
+            let result = parse(&data, &mut Depth);
+            if name.starts_with("y_") {
+                assert!(result.is_ok(), "{name}: {result:?}");
+                counts[0] += 1;
+            } else if name.starts_with("n_") {
+                assert!(result.is_err(), "{name}");
+                counts[1] += 1;
+            } else {
+                counts[2] += 1;
+            }
+        }
+        assert!(counts.iter().all(|&c| c > 0), "{counts:?}");
+    }
+
+    #[test]
+    fn mutated_documents_never_panic() {
+        // Valid documents with bytes replaced, dropped or cut: the parser answers without panicking, and an
+        // error position is always within the input.
+        let seeds: &[&[u8]] = &[
+            b"{\"a\": [1, -2.5e3, \"x\\u00e9\\ud83d\\ude00\", true, false, null], \"b\": {\"c\": \"\xc3\xa9\"}}",
+            b"[0.000123, 123456789012345678901234567890, -0, 1E+2, \"\\\"\\/\\b\\f\\n\\r\\t\"]",
+        ];
+        let specials = b"\"\\{}[]:,.-+eE0123456789 \t\n\x00\x1f\x7f\x80\xbf\xc3\xed\xf0\xf4\xffu";
+        let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+        let mut next = |n: usize| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % n as u64) as usize
+        };
+        for _ in 0..50_000 {
+            let mut doc = seeds[next(seeds.len())].to_vec();
+            for _ in 0..1 + next(3) {
+                let at = next(doc.len());
+                match next(3) {
+                    0 => doc[at] = specials[next(specials.len())],
+                    1 => {
+                        doc.remove(at);
+                    }
+                    _ => doc.truncate(at),
+                }
+                if doc.is_empty() {
+                    break;
+                }
+            }
+            let mut t = Tree::default();
+            match parse(&doc, &mut t) {
+                Ok(_) => {}
+                Err(ParseError::UnexpectedByte(p)) => assert!(p < doc.len()),
+                Err(ParseError::UnexpectedEnd(p)) => assert_eq!(p, doc.len()),
+                Err(ParseError::Token { start, end }) => assert!(start < end && end <= doc.len()),
+                Err(ParseError::Key { .. }) => unreachable!(),
+            }
+        }
     }
 
     #[test]
     fn deep_nesting_does_not_recurse() {
         let depth = 1_000_000;
         let doc = "[".repeat(depth) + &"]".repeat(depth);
-        assert!(echo(&doc).is_ok());
+        assert_eq!(parse(doc.as_bytes(), &mut Depth), Ok(depth));
+        let mut doc = "{\"a\":".repeat(depth);
+        doc.push('1');
+        doc.push_str(&"}".repeat(depth));
+        assert_eq!(parse(doc.as_bytes(), &mut Depth), Ok(depth));
+        let unclosed = "[".repeat(depth);
+        assert_eq!(
+            parse(unclosed.as_bytes(), &mut Depth),
+            Err(ParseError::UnexpectedEnd(depth))
+        );
     }
 }

@@ -1,126 +1,530 @@
-//! Builds BEAM terms from the core parser's events.
+//! Builds BEAM terms directly from the core parser, with raw erl_nif calls on the hot path.
+//!
+//! Options arrive as one small integer (see `RustyJson.DecodeOptions`): bits 0-2 the key mode, bit 3
+//! `strings: :copy`, bit 4 `objects: :ordered_objects`, bit 5 `floats: :decimals`.
 
-use rustler::types::binary::Binary;
+use rustler::sys::{
+    enif_binary_to_term, enif_get_map_size, enif_inspect_binary, enif_make_atom_len,
+    enif_make_double, enif_make_existing_atom_len, enif_make_int64, enif_make_list_cell,
+    enif_make_list_from_array, enif_make_map_from_arrays, enif_make_map_put, enif_make_new_binary,
+    enif_make_new_map, enif_make_sub_binary, enif_make_tuple_from_array, ErlNifBinary,
+    ErlNifCharEncoding, ErlNifEnv, ErlNifTerm, ERL_NIF_BIN2TERM_SAFE,
+};
 use rustler::{Encoder, Env, Term};
-use rustyjson_core::parser::{self, Builder, ParseError, Str};
+use rustyjson_core::intern::KeyCache;
+use rustyjson_core::parser::{self, Builder, ParseError, Stacks, Str};
+use std::cell::RefCell;
+use std::mem::ManuallyDrop;
+use std::mem::MaybeUninit;
 
 mod atoms {
-    rustler::atoms! { error, nil, true_ = "true", false_ = "false", badarg }
+    rustler::atoms! {
+        error, nil, true_ = "true", false_ = "false", badarg, atom, existing_atom,
+        __struct__, values, coef, exp, sign,
+        ordered_object = "Elixir.RustyJson.OrderedObject",
+        decimal = "Elixir.Decimal",
+    }
 }
 
-/// One open container: its collected values (and keys, for objects).
-struct Frame<'a> {
-    keys: Vec<Term<'a>>,
-    values: Vec<Term<'a>>,
+const KEYS_STRINGS: u32 = 0;
+const KEYS_ATOMS: u32 = 1;
+const KEYS_EXISTING_ATOMS: u32 = 2;
+const KEYS_COPY: u32 = 3;
+const KEYS_INTERN: u32 = 4;
+const STRINGS_COPY: u32 = 1 << 3;
+const ORDERED_OBJECTS: u32 = 1 << 4;
+const FLOAT_DECIMALS: u32 = 1 << 5;
+
+type T = ErlNifTerm;
+
+thread_local! {
+    // ManuallyDrop: no thread-exit destructor is registered, so nothing in this library runs after a scheduler
+    // thread ends (or after the library is unloaded); the few kilobytes are left to the process.
+    static STACKS: RefCell<ManuallyDrop<Stacks<T, Key>>> =
+        RefCell::new(ManuallyDrop::new(Stacks::default()));
+}
+
+/// An object key: its term and, for binary keys, its bytes (stable for the whole call: the input or a fresh
+/// binary, and no garbage collection runs during a NIF call). `ptr` is null for atom keys.
+#[derive(Clone, Copy)]
+struct Key {
+    term: T,
+    ptr: *const u8,
+    len: usize,
+}
+
+impl Key {
+    #[inline(always)]
+    fn bytes(&self) -> &[u8] {
+        if self.ptr.is_null() {
+            return &[];
+        }
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+    }
+}
+
+/// Maps of up to this many keys are flatmaps, whose keys the runtime sorts with an insertion sort of term
+/// comparisons; sorting the keys here by their bytes (the same order for binaries) is much cheaper.
+const FLATMAP_MAX: usize = 32;
+
+/// Objects of at most this many keys are built by puts into the empty map: measured cheaper than
+/// `enif_make_map_from_arrays` for one key (31 vs 57 ns), dearer from two keys on.
+const SMALL_MAP_PUTS: usize = 1;
+
+/// A fresh binary holding `bytes`.
+#[inline(always)]
+fn copy_binary(env: *mut ErlNifEnv, bytes: &[u8]) -> T {
+    copy_binary_key(env, bytes).term
+}
+
+/// A fresh binary holding `bytes`, with a pointer to its data.
+#[inline(always)]
+fn copy_binary_key(env: *mut ErlNifEnv, bytes: &[u8]) -> Key {
+    let mut term = MaybeUninit::<T>::uninit();
+    unsafe {
+        let ptr = enif_make_new_binary(env, bytes.len(), term.as_mut_ptr());
+        std::ptr::copy_nonoverlapping(bytes.as_ptr(), ptr, bytes.len());
+        Key {
+            term: term.assume_init(),
+            ptr,
+            len: bytes.len(),
+        }
+    }
 }
 
 struct TermBuilder<'a> {
-    env: Env<'a>,
-    input: Binary<'a>,
-    stack: Vec<Frame<'a>>,
-    result: Option<Term<'a>>,
+    env: *mut ErlNifEnv,
+    rust_env: Env<'a>,
+    input: T,
+    input_bytes: &'a [u8],
+    keys: u32,
+    copy_strings: bool,
+    ordered: bool,
+    decimals: bool,
+    nil: T,
+    true_: T,
+    false_: T,
+    cache: KeyCache<T>,
+    /// The key `keys: :atoms`/`:atoms!` could not turn into an atom.
+    failed_key: Option<Vec<u8>>,
+    /// Scratch for tuples of ordered objects.
+    pairs: Vec<T>,
+    /// Scratch for the key terms of large objects.
+    key_terms: Vec<T>,
+    /// The keys of the last unsorted flatmap (`shape_len` of them) and their sorted order.
+    shape: [Key; FLATMAP_MAX],
+    shape_len: usize,
+    shape_idx: [u8; FLATMAP_MAX],
 }
 
 impl<'a> TermBuilder<'a> {
-    fn push(&mut self, term: Term<'a>) {
-        match self.stack.last_mut() {
-            Some(frame) => frame.values.push(term),
-            None => self.result = Some(term),
+    #[inline(always)]
+    fn copy_binary(&self, bytes: &[u8]) -> T {
+        copy_binary(self.env, bytes)
+    }
+
+    #[inline(always)]
+    fn binary(&self, s: Str, copy: bool) -> T {
+        match s {
+            Str::Input { start, end, .. } if !copy => unsafe {
+                enif_make_sub_binary(self.env, self.input, start, end - start)
+            },
+            s => self.copy_binary(s.bytes()),
         }
     }
 
-    fn string_term(&self, s: Str) -> Term<'a> {
-        match s {
-            Str::Input { start, end } => self
-                .input
-                .make_subbinary(start, end - start)
-                .expect("span lies inside the input")
-                .to_term(self.env),
-            Str::Unescaped(bytes) => {
-                let mut bin = rustler::NewBinary::new(self.env, bytes.len());
-                bin.as_mut_slice().copy_from_slice(bytes);
-                bin.into()
+    /// `keys: :atoms` (`existing` false) or `:atoms!`; `None` when the key cannot be (or is not) an atom.
+    fn atom(&self, bytes: &[u8], existing: bool) -> Option<T> {
+        if bytes.len() <= 255 && bytes.is_ascii() {
+            if existing {
+                let mut atom = MaybeUninit::<T>::uninit();
+                let ok = unsafe {
+                    enif_make_existing_atom_len(
+                        self.env,
+                        bytes.as_ptr() as *const _,
+                        bytes.len(),
+                        atom.as_mut_ptr(),
+                        ErlNifCharEncoding::ERL_NIF_LATIN1,
+                    )
+                };
+                return (ok != 0).then(|| unsafe { atom.assume_init() });
             }
+            return Some(unsafe {
+                enif_make_atom_len(self.env, bytes.as_ptr() as *const _, bytes.len())
+            });
+        }
+        if bytes.len() > u16::MAX as usize {
+            return None;
+        }
+        // A UTF-8 atom: build it through the external term format (ATOM_UTF8_EXT); the safe flag refuses to
+        // create atoms, which is `:atoms!`. The runtime enforces the 255-character limit.
+        let mut etf = Vec::with_capacity(bytes.len() + 4);
+        etf.push(131);
+        etf.push(118);
+        etf.extend_from_slice(&(bytes.len() as u16).to_be_bytes());
+        etf.extend_from_slice(bytes);
+        let mut term = MaybeUninit::<T>::uninit();
+        let flags = if existing { ERL_NIF_BIN2TERM_SAFE } else { 0 };
+        let read = unsafe {
+            enif_binary_to_term(self.env, etf.as_ptr(), etf.len(), term.as_mut_ptr(), flags)
+        };
+        (read == etf.len()).then(|| unsafe { term.assume_init() })
+    }
+
+    fn integer_from_text(&self, text: &[u8]) -> T {
+        let big = rustler::BigInt::parse_bytes(text, 10).expect("validated digits");
+        big.encode(self.rust_env).as_c_arg()
+    }
+
+    /// `Decimal.new(token)` built natively: `%Decimal{sign, coef, exp}`.
+    fn decimal(&self, text: &[u8]) -> T {
+        let (sign, rest) = match text.first() {
+            Some(b'-') => (-1i64, &text[1..]),
+            _ => (1, text),
+        };
+        let (mantissa, exp_part) = match rest.iter().position(|&c| c == b'e' || c == b'E') {
+            Some(i) => (&rest[..i], &rest[i + 1..]),
+            None => (rest, &rest[rest.len()..]),
+        };
+        let mut digits = Vec::with_capacity(mantissa.len());
+        let mut frac = 0i64;
+        let mut seen_dot = false;
+        for &c in mantissa {
+            if c == b'.' {
+                seen_dot = true;
+            } else {
+                digits.push(c);
+                if seen_dot {
+                    frac += 1;
+                }
+            }
+        }
+        let exp: i64 = if exp_part.is_empty() {
+            0
+        } else {
+            std::str::from_utf8(exp_part)
+                .ok()
+                .and_then(|s| s.trim_start_matches('+').parse().ok())
+                .unwrap_or(0)
+        };
+        let coef = self.integer_from_text(&digits);
+        let keys = [
+            atoms::__struct__().as_c_arg(),
+            atoms::coef().as_c_arg(),
+            atoms::exp().as_c_arg(),
+            atoms::sign().as_c_arg(),
+        ];
+        let values = unsafe {
+            [
+                atoms::decimal().as_c_arg(),
+                coef,
+                enif_make_int64(self.env, exp - frac),
+                enif_make_int64(self.env, sign),
+            ]
+        };
+        self.map_of(&keys, &values)
+    }
+
+    /// A map of 2..=32 binary keys: hand the runtime its keys already sorted.
+    #[inline]
+    fn flatmap(&mut self, keys: &[Key], values: &[T]) -> T {
+        let n = keys.len();
+        // Arrays of same-shaped objects: reuse the previous object's order when its keys are the same.
+        let same_shape = self.shape_len == n
+            && keys
+                .iter()
+                .zip(&self.shape[..n])
+                .all(|(k, s)| k.term == s.term || k.bytes() == s.bytes());
+        if !same_shape {
+            if keys.windows(2).all(|w| w[0].bytes() < w[1].bytes()) {
+                return self.map_from_keys(keys, values);
+            }
+            let idx = &mut self.shape_idx;
+            if keys.windows(2).all(|w| w[0].bytes() > w[1].bytes()) {
+                // Strictly descending (as some encoders write maps): reversed, no sort, no duplicates.
+                for (i, x) in idx[..n].iter_mut().enumerate() {
+                    *x = (n - 1 - i) as u8;
+                }
+                self.shape[..n].copy_from_slice(keys);
+                self.shape_len = n;
+                return self.flatmap_in_shape_order(keys, values);
+            }
+            for (i, x) in idx[..n].iter_mut().enumerate() {
+                *x = i as u8;
+            }
+            idx[..n]
+                .sort_unstable_by(|&a, &b| keys[a as usize].bytes().cmp(keys[b as usize].bytes()));
+            for w in idx[..n].windows(2) {
+                if keys[w[0] as usize].bytes() == keys[w[1] as usize].bytes() {
+                    self.shape_len = 0;
+                    return self.map_from_keys(keys, values);
+                }
+            }
+            self.shape[..n].copy_from_slice(keys);
+            self.shape_len = n;
+        }
+        self.flatmap_in_shape_order(keys, values)
+    }
+
+    /// Builds the flatmap with its pairs in `shape_idx` order (sorted, no duplicate keys).
+    #[inline]
+    fn flatmap_in_shape_order(&self, keys: &[Key], values: &[T]) -> T {
+        let n = keys.len();
+        let mut ks = [MaybeUninit::<T>::uninit(); FLATMAP_MAX];
+        let mut vs = [MaybeUninit::<T>::uninit(); FLATMAP_MAX];
+        for (j, &i) in self.shape_idx[..n].iter().enumerate() {
+            ks[j].write(keys[i as usize].term);
+            vs[j].write(values[i as usize]);
+        }
+        let ks = unsafe { std::slice::from_raw_parts(ks.as_ptr() as *const T, n) };
+        let vs = unsafe { std::slice::from_raw_parts(vs.as_ptr() as *const T, n) };
+        self.map_of(ks, vs)
+    }
+
+    fn map_from_keys(&self, keys: &[Key], values: &[T]) -> T {
+        let mut ks = [MaybeUninit::<T>::uninit(); FLATMAP_MAX];
+        for (slot, k) in ks.iter_mut().zip(keys) {
+            slot.write(k.term);
+        }
+        let ks = unsafe { std::slice::from_raw_parts(ks.as_ptr() as *const T, keys.len()) };
+        self.map_of(ks, values)
+    }
+
+    #[inline(always)]
+    fn map_of(&self, keys: &[T], values: &[T]) -> T {
+        let mut map = MaybeUninit::<T>::uninit();
+        unsafe {
+            if enif_make_map_from_arrays(
+                self.env,
+                keys.as_ptr(),
+                values.as_ptr(),
+                keys.len(),
+                map.as_mut_ptr(),
+            ) != 0
+            {
+                let map = map.assume_init();
+                // Flatmaps refuse duplicate keys, but a large (hash) map keeps the last one silently: check
+                // its size.
+                if keys.len() <= FLATMAP_MAX {
+                    return map;
+                }
+                let mut size = 0;
+                if enif_get_map_size(self.env, map, &mut size) != 0 && size == keys.len() {
+                    return map;
+                }
+            }
+            // Duplicate keys: the first one wins, as in Jason. Put from the last pair back.
+            let mut map = enif_make_new_map(self.env);
+            for (&k, &v) in keys.iter().zip(values).rev() {
+                let mut out = MaybeUninit::<T>::uninit();
+                enif_make_map_put(self.env, map, k, v, out.as_mut_ptr());
+                map = out.assume_init();
+            }
+            map
         }
     }
 }
 
 impl<'a> Builder for TermBuilder<'a> {
-    fn null(&mut self) {
-        self.push(atoms::nil().encode(self.env));
+    type V = T;
+    type K = Key;
+
+    #[inline(always)]
+    fn null(&mut self) -> T {
+        self.nil
     }
-    fn boolean(&mut self, value: bool) {
-        self.push(value.encode(self.env));
-    }
-    fn integer(&mut self, text: &[u8]) {
-        // The token is ASCII digits with an optional sign.
-        let text = std::str::from_utf8(text).unwrap();
-        let term = match text.parse::<i64>() {
-            Ok(n) => n.encode(self.env),
-            Err(_) => text
-                .parse::<rustler::BigInt>()
-                .expect("digits")
-                .encode(self.env),
-        };
-        self.push(term);
-    }
-    fn float(&mut self, _text: &[u8], value: f64) {
-        self.push(value.encode(self.env));
-    }
-    fn string(&mut self, _input: &[u8], s: Str) {
-        let term = self.string_term(s);
-        self.push(term);
-    }
-    fn key(&mut self, _input: &[u8], s: Str) {
-        let term = self.string_term(s);
-        self.stack
-            .last_mut()
-            .expect("key inside object")
-            .keys
-            .push(term);
-    }
-    fn start_array(&mut self) {
-        self.stack.push(Frame {
-            keys: Vec::new(),
-            values: Vec::new(),
-        });
-    }
-    fn end_array(&mut self) {
-        let frame = self.stack.pop().expect("open array");
-        let list = frame.values.encode(self.env);
-        self.push(list);
-    }
-    fn start_object(&mut self) {
-        self.start_array();
-    }
-    fn end_object(&mut self) {
-        let frame = self.stack.pop().expect("open object");
-        let mut map = Term::map_new(self.env);
-        // The first occurrence of a key wins, as in Jason: insert from the end.
-        for (k, v) in frame.keys.into_iter().zip(frame.values).rev() {
-            map = map.map_put(k, v).expect("map");
+    #[inline(always)]
+    fn boolean(&mut self, value: bool) -> T {
+        if value {
+            self.true_
+        } else {
+            self.false_
         }
-        self.push(map);
+    }
+    #[inline(always)]
+    fn int(&mut self, value: i64) -> T {
+        unsafe { enif_make_int64(self.env, value) }
+    }
+    fn big_int(&mut self, text: &[u8]) -> T {
+        self.integer_from_text(text)
+    }
+    #[inline(always)]
+    fn float(&mut self, text: &[u8], value: f64) -> T {
+        if self.decimals {
+            return self.decimal(text);
+        }
+        unsafe { enif_make_double(self.env, value) }
+    }
+    fn float_out_of_range(&mut self, text: &[u8]) -> Option<T> {
+        // `Decimal.new("1e400")` is fine: only native floats have a range.
+        self.decimals.then(|| self.decimal(text))
+    }
+    #[inline(always)]
+    fn string(&mut self, s: Str) -> T {
+        self.binary(s, self.copy_strings)
+    }
+    #[inline(always)]
+    fn key(&mut self, s: Str) -> Result<Key, ()> {
+        let input = self.input_bytes;
+        let env = self.env;
+        let bin = self.input;
+        let copy = self.copy_strings;
+        let sub = |start: usize, end: usize| Key {
+            term: unsafe { enif_make_sub_binary(env, bin, start, end - start) },
+            ptr: input[start..].as_ptr(),
+            len: end - start,
+        };
+        match (self.keys, s) {
+            (KEYS_STRINGS, Str::Input { start, end, .. }) if !copy => Ok(sub(start, end)),
+            (KEYS_STRINGS | KEYS_COPY, s) => Ok(copy_binary_key(env, s.bytes())),
+            (KEYS_INTERN, Str::Input { start, end, .. }) => {
+                let term = self.cache.get_or_insert(input, start, end, || {
+                    Ok(if copy {
+                        copy_binary(env, &input[start..end])
+                    } else {
+                        sub(start, end).term
+                    })
+                })?;
+                Ok(Key {
+                    term,
+                    ptr: input[start..].as_ptr(),
+                    len: end - start,
+                })
+            }
+            (KEYS_ATOMS | KEYS_EXISTING_ATOMS, s) => {
+                let existing = self.keys == KEYS_EXISTING_ATOMS;
+                match self.atom(s.bytes(), existing) {
+                    Some(term) => Ok(Key {
+                        term,
+                        ptr: std::ptr::null(),
+                        len: 0,
+                    }),
+                    None => {
+                        self.failed_key = Some(s.bytes().to_vec());
+                        Err(())
+                    }
+                }
+            }
+            (_, s) => Ok(copy_binary_key(env, s.bytes())),
+        }
+    }
+    #[inline(always)]
+    fn array(&mut self, items: &[T]) -> T {
+        unsafe {
+            match items.len() {
+                1 => enif_make_list_cell(
+                    self.env,
+                    items[0],
+                    enif_make_list_from_array(self.env, std::ptr::null(), 0),
+                ),
+                n => enif_make_list_from_array(self.env, items.as_ptr(), n as u32),
+            }
+        }
+    }
+    #[inline(always)]
+    fn object(&mut self, keys: &[Key], values: &[T]) -> T {
+        if self.ordered {
+            self.pairs.clear();
+            for (k, &v) in keys.iter().zip(values) {
+                let t = unsafe { enif_make_tuple_from_array(self.env, [k.term, v].as_ptr(), 2) };
+                self.pairs.push(t);
+            }
+            let list = unsafe {
+                enif_make_list_from_array(self.env, self.pairs.as_ptr(), self.pairs.len() as u32)
+            };
+            let k = [atoms::__struct__().as_c_arg(), atoms::values().as_c_arg()];
+            let v = [atoms::ordered_object().as_c_arg(), list];
+            return self.map_of(&k, &v);
+        }
+        let n = keys.len();
+        if n == 0 {
+            return unsafe { enif_make_new_map(self.env) };
+        }
+        if n <= SMALL_MAP_PUTS {
+            // The single-entry fast path: no arrays, no sort. (Putting from the last pair back would keep the
+            // first of duplicate keys if the limit grew.)
+            unsafe {
+                let mut map = enif_make_new_map(self.env);
+                for (k, &v) in keys.iter().zip(values).rev() {
+                    let mut out = MaybeUninit::<T>::uninit();
+                    enif_make_map_put(self.env, map, k.term, v, out.as_mut_ptr());
+                    map = out.assume_init();
+                }
+                return map;
+            }
+        }
+        if (2..=FLATMAP_MAX).contains(&n) && !keys[0].ptr.is_null() {
+            return self.flatmap(keys, values);
+        }
+        self.key_terms.clear();
+        self.key_terms.extend(keys.iter().map(|k| k.term));
+        let key_terms = std::mem::take(&mut self.key_terms);
+        let map = self.map_of(&key_terms, values);
+        self.key_terms = key_terms;
+        map
     }
 }
 
-pub fn decode<'a>(env: Env<'a>, input: Term<'a>) -> Term<'a> {
-    let Ok(binary) = Binary::from_term(input) else {
+pub fn decode<'a>(env: Env<'a>, input: Term<'a>, opts: Term<'a>) -> Term<'a> {
+    let raw_env = env.as_c_arg();
+    let mut bin = MaybeUninit::<ErlNifBinary>::uninit();
+    if unsafe { enif_inspect_binary(raw_env, input.as_c_arg(), bin.as_mut_ptr()) } == 0 {
         return (atoms::error(), atoms::badarg()).encode(env);
+    }
+    let bin = unsafe { bin.assume_init() };
+    let bytes: &'a [u8] = if bin.size == 0 {
+        &[]
+    } else {
+        unsafe { std::slice::from_raw_parts(bin.data, bin.size) }
     };
+    let opts: u32 = opts.decode().unwrap_or(0);
     let mut builder = TermBuilder {
-        env,
-        input: binary,
-        stack: Vec::new(),
-        result: None,
+        env: raw_env,
+        rust_env: env,
+        input: input.as_c_arg(),
+        input_bytes: bytes,
+        keys: opts & 7,
+        copy_strings: opts & STRINGS_COPY != 0,
+        ordered: opts & ORDERED_OBJECTS != 0,
+        decimals: opts & FLOAT_DECIMALS != 0,
+        nil: atoms::nil().as_c_arg(),
+        true_: atoms::true_().as_c_arg(),
+        false_: atoms::false_().as_c_arg(),
+        cache: KeyCache::new(),
+        failed_key: None,
+        pairs: Vec::new(),
+        key_terms: Vec::new(),
+        shape: [Key {
+            term: atoms::nil().as_c_arg(),
+            ptr: std::ptr::null(),
+            len: 0,
+        }; FLATMAP_MAX],
+        shape_len: 0,
+        shape_idx: [0; FLATMAP_MAX],
     };
-    match parser::parse(binary.as_slice(), &mut builder) {
-        Ok(()) => builder.result.expect("a parsed document has a value"),
-        Err(ParseError::UnexpectedByte(pos)) => (atoms::error(), pos).encode(env),
-        Err(ParseError::UnexpectedEnd(pos)) => (atoms::error(), pos).encode(env),
+    // The parser's stacks are kept per scheduler thread: small documents then parse without allocating.
+    let parsed = STACKS.with(|stacks| match stacks.try_borrow_mut() {
+        Ok(mut stacks) => parser::parse_with(bytes, &mut builder, &mut stacks),
+        Err(_) => parser::parse(bytes, &mut builder),
+    });
+    match parsed {
+        Ok(term) => unsafe { Term::new(env, term) },
+        Err(ParseError::UnexpectedByte(pos)) | Err(ParseError::UnexpectedEnd(pos)) => {
+            (atoms::error(), pos).encode(env)
+        }
         Err(ParseError::Token { start, end }) => {
-            let token = std::str::from_utf8(&binary.as_slice()[start..end]).unwrap_or("");
-            (atoms::error(), (start, token)).encode(env)
+            let token = builder.copy_binary(&bytes[start..end]);
+            (atoms::error(), (start, unsafe { Term::new(env, token) })).encode(env)
+        }
+        Err(ParseError::Key { .. }) => {
+            let key = builder.failed_key.take().unwrap_or_default();
+            let key = builder.copy_binary(&key);
+            let tag = if builder.keys == KEYS_EXISTING_ATOMS {
+                atoms::existing_atom()
+            } else {
+                atoms::atom()
+            };
+            (atoms::error(), (tag, unsafe { Term::new(env, key) })).encode(env)
         }
     }
 }

@@ -1,0 +1,241 @@
+//! The per-call key cache behind `keys: :intern`: key bytes (a span of the input) to the key's value, so a key
+//! repeated across objects is built once.
+//!
+//! A small open-addressing table keyed by a fast hash of short keys. It watches its hit rate and switches itself
+//! off when hits are rare (documents whose keys never repeat), so it then costs one branch per key.
+
+/// Keys longer than this are never cached (they rarely repeat, and hashing them costs).
+pub const MAX_KEY: usize = 64;
+const SLOTS: usize = 1024;
+const PROBES: usize = 4;
+/// The hit rate is checked after this many lookups, then every `WINDOW` lookups.
+const WINDOW: u32 = 256;
+
+/// A cached key: keys of up to 16 bytes are held as two words (`a`, `b`, zero-padded) and compared without
+/// touching the input; longer ones keep a hash in `a` and are compared byte for byte at `start`.
+#[derive(Clone, Copy)]
+struct Slot<V> {
+    a: u64,
+    b: u64,
+    len: usize,
+    start: usize,
+    value: Option<V>,
+}
+
+/// The first `n` (< 8) bytes of a little-endian word.
+#[inline(always)]
+fn low_bytes(n: usize) -> u64 {
+    if n == 0 {
+        0
+    } else {
+        u64::MAX >> (64 - 8 * n)
+    }
+}
+
+/// A key of at most 16 bytes as two zero-padded words, when 16 bytes can be read from `start`.
+#[inline(always)]
+fn short_key(input: &[u8], start: usize, len: usize) -> Option<(u64, u64)> {
+    if len > 16 {
+        return None;
+    }
+    let w = input.get(start..start + 16)?;
+    let a = u64::from_le_bytes(w[..8].try_into().unwrap());
+    let b = u64::from_le_bytes(w[8..].try_into().unwrap());
+    Some(if len >= 8 {
+        (a, b & low_bytes(len - 8))
+    } else {
+        (a & low_bytes(len), 0)
+    })
+}
+
+/// A bounded cache from key bytes to values, valid for one parse of one input.
+pub struct KeyCache<V: Copy> {
+    slots: Vec<Slot<V>>,
+    lookups: u32,
+    hits: u32,
+    enabled: bool,
+}
+
+impl<V: Copy> Default for KeyCache<V> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[inline(always)]
+fn hash(bytes: &[u8]) -> u32 {
+    const K: u64 = 0x517c_c1b7_2722_0a95;
+    let mut h: u64 = bytes.len() as u64;
+    let mut chunks = bytes.chunks_exact(8);
+    for c in &mut chunks {
+        h = (h.rotate_left(5) ^ u64::from_le_bytes(c.try_into().unwrap())).wrapping_mul(K);
+    }
+    let rest = chunks.remainder();
+    if !rest.is_empty() {
+        let mut buf = [0u8; 8];
+        buf[..rest.len()].copy_from_slice(rest);
+        h = (h.rotate_left(5) ^ u64::from_le_bytes(buf)).wrapping_mul(K);
+    }
+    (h >> 32) as u32
+}
+
+impl<V: Copy> KeyCache<V> {
+    pub fn new() -> Self {
+        KeyCache {
+            slots: Vec::new(),
+            lookups: 0,
+            hits: 0,
+            enabled: true,
+        }
+    }
+
+    /// Whether the cache still looks keys up (false once it has given up on a low hit rate).
+    pub fn enabled(&self) -> bool {
+        self.enabled
+    }
+
+    /// The value for the key at `input[start..end]`: a cached one, or `make()` (then cached when there is room).
+    #[inline]
+    pub fn get_or_insert<E>(
+        &mut self,
+        input: &[u8],
+        start: usize,
+        end: usize,
+        make: impl FnOnce() -> Result<V, E>,
+    ) -> Result<V, E> {
+        let len = end - start;
+        if !self.enabled || len > MAX_KEY {
+            return make();
+        }
+        self.lookups += 1;
+        if self.lookups.is_multiple_of(WINDOW) {
+            // Give up when fewer than a quarter of the lookups hit.
+            if self.hits * 4 < self.lookups {
+                self.enabled = false;
+            }
+            self.lookups /= 2;
+            self.hits /= 2;
+        }
+        if self.slots.is_empty() {
+            self.slots = vec![
+                Slot {
+                    a: 0,
+                    b: 0,
+                    len: 0,
+                    start: 0,
+                    value: None
+                };
+                SLOTS
+            ];
+        }
+        let key = &input[start..end];
+        let (a, b, short) = match short_key(input, start, len) {
+            Some((a, b)) => (a, b, true),
+            None => (hash(key) as u64, 0, false),
+        };
+        let h = ((a ^ b.rotate_left(29) ^ len as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40)
+            as usize;
+        let mut i = h & (SLOTS - 1);
+        for _ in 0..PROBES {
+            let slot = &mut self.slots[i];
+            match slot.value {
+                None => {
+                    let v = make()?;
+                    *slot = Slot {
+                        a,
+                        b,
+                        len,
+                        start,
+                        value: Some(v),
+                    };
+                    return Ok(v);
+                }
+                Some(v) => {
+                    if slot.a == a
+                        && slot.b == b
+                        && slot.len == len
+                        && (short || &input[slot.start..slot.start + len] == key)
+                    {
+                        self.hits += 1;
+                        return Ok(v);
+                    }
+                }
+            }
+            i = (i + 1) & (SLOTS - 1);
+        }
+        make()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn repeated_keys_hit() {
+        let input = b"abcabcxyz";
+        let mut cache = KeyCache::<u32>::new();
+        let mut made = 0;
+        let mut get = |c: &mut KeyCache<u32>, s, e| {
+            c.get_or_insert::<()>(input, s, e, || {
+                made += 1;
+                Ok(made)
+            })
+            .unwrap()
+        };
+        let a = get(&mut cache, 0, 3);
+        let b = get(&mut cache, 3, 6);
+        let c = get(&mut cache, 6, 9);
+        assert_eq!(a, b);
+        assert_ne!(a, c);
+        assert_eq!(get(&mut cache, 0, 2), 3);
+        assert_eq!(get(&mut cache, 3, 5), 3);
+    }
+
+    #[test]
+    fn unique_keys_switch_it_off() {
+        let input: Vec<u8> = (0..20_000u32).flat_map(|i| i.to_le_bytes()).collect();
+        let mut cache = KeyCache::<u32>::new();
+        for i in 0..5_000 {
+            cache
+                .get_or_insert::<()>(&input, i * 4, i * 4 + 4, || Ok(i as u32))
+                .unwrap();
+        }
+        assert!(!cache.enabled());
+    }
+
+    #[test]
+    fn short_and_long_keys_of_every_length() {
+        // Keys of every length up to 40, each twice, near and far from the end of the input.
+        let mut input = Vec::new();
+        let mut spans = Vec::new();
+        for len in 1..=40usize {
+            for copy in 0..2 {
+                let start = input.len();
+                input.extend((0..len).map(|i| b'a' + ((i * 7 + len) % 26) as u8));
+                spans.push((len, copy, start, input.len()));
+                input.push(b',');
+            }
+        }
+        let mut cache = KeyCache::<usize>::new();
+        let mut firsts = std::collections::HashMap::new();
+        for &(len, copy, start, end) in &spans {
+            let v = cache
+                .get_or_insert::<()>(&input, start, end, || Ok(len * 10 + copy))
+                .unwrap();
+            let first = *firsts.entry(len).or_insert(v);
+            assert_eq!(v, first, "len {len} copy {copy}");
+            assert_eq!(v, len * 10, "len {len}");
+        }
+        // A prefix of a cached key is a different key.
+        let v = cache.get_or_insert::<()>(&input, 0, 0, || Ok(999)).unwrap();
+        assert_eq!(v, 999);
+    }
+
+    #[test]
+    fn errors_pass_through() {
+        let mut cache = KeyCache::<u32>::new();
+        assert_eq!(cache.get_or_insert(b"k", 0, 1, || Err("no")), Err("no"));
+        assert_eq!(cache.get_or_insert::<()>(b"k", 0, 1, || Ok(7)), Ok(7));
+    }
+}

@@ -1,0 +1,207 @@
+defmodule RustyJson.DecodeOptionsTest do
+  use ExUnit.Case, async: true
+
+  alias RustyJson.{DecodeError, OrderedObject}
+
+  describe "keys" do
+    test "strings, copy and intern give the same values" do
+      json = ~s([{"a":1,"b":{"a":2}},{"a":3,"b":null},{"\\u0061":4}])
+      expected = [%{"a" => 1, "b" => %{"a" => 2}}, %{"a" => 3, "b" => nil}, %{"a" => 4}]
+
+      for keys <- [:strings, :copy, :intern] do
+        assert RustyJson.decode!(json, keys: keys) == expected
+      end
+    end
+
+    test "intern shares one key term across objects (and still works past its give-up point)" do
+      many = Enum.map_join(1..3000, ",", &~s({"k#{&1}":#{&1},"same":true}))
+      decoded = RustyJson.decode!("[" <> many <> "]", keys: :intern)
+      assert length(decoded) == 3000
+      assert Enum.at(decoded, 2999) == %{"k3000" => 3000, "same" => true}
+    end
+
+    test "atoms and atoms!" do
+      assert RustyJson.decode!(~s({"foo":{"bar":1}}), keys: :atoms) == %{foo: %{bar: 1}}
+      assert RustyJson.decode!(~s({"héllo":1}), keys: :atoms) == %{héllo: 1}
+      assert RustyJson.decode!(~s({"foo":1}), keys: :atoms!) == %{foo: 1}
+      assert RustyJson.decode!(~s({"\\u00e9t\\u00e9":1}), keys: :atoms) == %{été: 1}
+    end
+
+    test "atoms! raises ArgumentError for an unknown atom and creates none" do
+      key = "rusty_json_never_an_atom_#{System.unique_integer([:positive])}"
+
+      assert_raise ArgumentError, fn -> RustyJson.decode(~s({"#{key}":1}), keys: :atoms!) end
+      assert_raise ArgumentError, fn -> RustyJson.decode!(~s({"#{key}é":1}), keys: :atoms!) end
+      assert_raise ArgumentError, fn -> String.to_existing_atom(key) end
+    end
+
+    test "an atom key over 255 characters raises as String.to_atom/1 does" do
+      long = String.duplicate("a", 256)
+      assert_raise SystemLimitError, fn -> RustyJson.decode!(~s({"#{long}":1}), keys: :atoms) end
+      long_utf8 = String.duplicate("é", 256)
+
+      assert_raise SystemLimitError, fn ->
+        RustyJson.decode!(~s({"#{long_utf8}":1}), keys: :atoms)
+      end
+    end
+
+    test "a key function sees every key in order, nested and in ordered objects; first equal key wins" do
+      assert RustyJson.decode!(~s({"a":1,"A":2,"b":{"c":[{"d":1}]}}), keys: &String.upcase/1) ==
+               %{"A" => 1, "B" => %{"C" => [%{"D" => 1}]}}
+
+      {:ok, agent} = Agent.start_link(fn -> [] end)
+
+      fun = fn k ->
+        Agent.update(agent, &[k | &1])
+        String.to_atom(k)
+      end
+
+      assert RustyJson.decode!(~s({"x":{"y":1},"z":2}), keys: fun) == %{x: %{y: 1}, z: 2}
+      assert Agent.get(agent, &Enum.reverse/1) == ["x", "y", "z"]
+
+      assert RustyJson.decode!(~s({"b":1,"a":2,"b":3}),
+               keys: &String.upcase/1,
+               objects: :ordered_objects
+             ) == %OrderedObject{values: [{"B", 1}, {"A", 2}, {"B", 3}]}
+    end
+  end
+
+  describe "strings" do
+    test "reference and copy" do
+      long = String.duplicate("x", 200)
+      json = ~s(["#{long}", "a\\nb"])
+
+      for strings <- [:reference, :copy] do
+        assert RustyJson.decode!(json, strings: strings) == [long, "a\nb"]
+      end
+
+      [ref] = RustyJson.decode!(~s(["#{long}"]))
+      [copy] = RustyJson.decode!(~s(["#{long}"]), strings: :copy)
+      # A referenced string is a sub-binary of the input; a copied one stands alone.
+      assert :binary.referenced_byte_size(ref) > byte_size(ref)
+      assert :binary.referenced_byte_size(copy) == byte_size(copy)
+    end
+  end
+
+  describe "objects" do
+    test "ordered objects keep order and duplicates, nested" do
+      assert RustyJson.decode!(~s({"b":1,"a":{"z":1,"y":2},"b":[{}]}), objects: :ordered_objects) ==
+               %OrderedObject{
+                 values: [
+                   {"b", 1},
+                   {"a", %OrderedObject{values: [{"z", 1}, {"y", 2}]}},
+                   {"b", [%OrderedObject{values: []}]}
+                 ]
+               }
+    end
+
+    test "duplicate keys: the first wins, for small and large objects" do
+      assert RustyJson.decode!(~s({"a":1,"b":2,"a":3})) == %{"a" => 1, "b" => 2}
+      pairs = Enum.map_join(1..40, ",", &~s("k#{&1}":#{&1})) <> ~s(,"k1":"dup")
+      map = RustyJson.decode!("{" <> pairs <> "}")
+      assert map_size(map) == 40 and map["k1"] == 1
+    end
+
+    test "maps of every size up to and past the flatmap limit equal Map.new" do
+      for n <- [1, 2, 3, 31, 32, 33, 100] do
+        keys = Enum.shuffle(Enum.map(1..n, &"key#{&1}"))
+        json = "{" <> Enum.map_join(keys, ",", &~s("#{&1}":"#{&1}")) <> "}"
+        assert RustyJson.decode!(json) == Map.new(keys, &{&1, &1})
+      end
+    end
+  end
+
+  describe "floats" do
+    test ":native is the default; :decimals needs the Decimal library" do
+      assert RustyJson.decode!("1.5", floats: :native) == 1.5
+
+      refute Code.ensure_loaded?(Decimal)
+
+      assert_raise ArgumentError,
+                   "decimal library not found, :decimals option not available",
+                   fn ->
+                     RustyJson.decode!("1.5", floats: :decimals)
+                   end
+    end
+
+    test "the NIF builds Decimal.new/1's struct for float tokens when asked (bit 5)" do
+      decimal = fn sign, coef, exp -> %{__struct__: Decimal, sign: sign, coef: coef, exp: exp} end
+
+      assert RustyJson.Native.decode("[1.50, -0.0, 1e5, 2.5E-3, 12345678901234567890.1]", 32) == [
+               decimal.(1, 150, -2),
+               decimal.(-1, 0, -1),
+               decimal.(1, 1, 5),
+               decimal.(1, 25, -4),
+               decimal.(1, 123_456_789_012_345_678_901, -1)
+             ]
+
+      # Only native floats have a range: Jason's `Decimal.new("1e400")` succeeds.
+      assert RustyJson.Native.decode("1e400", 32) == decimal.(1, 1, 400)
+      assert RustyJson.Native.decode("1e400", 0) == {:error, {0, "1e400"}}
+    end
+  end
+
+  describe "option validation" do
+    test "a bad value raises ArgumentError naming the option and the allowed values" do
+      for {opt, value} <- [keys: :nope, strings: :nope, objects: :nope, floats: :nope] do
+        error = assert_raise ArgumentError, fn -> RustyJson.decode("{}", [{opt, value}]) end
+        assert error.message =~ inspect(opt)
+        assert error.message =~ "allowed"
+      end
+    end
+
+    test "unknown options are ignored, as in Jason" do
+      assert RustyJson.decode("[1]", foo: :bar) == {:ok, [1]}
+    end
+  end
+
+  describe "input" do
+    test "iodata is flattened; errors carry the flattened data" do
+      assert RustyJson.decode(["[1,", ?2, ["]"]]) == {:ok, [1, 2]}
+      assert {:error, %DecodeError{position: 3, data: "[1,]"}} = RustyJson.decode(["[1,", "]"])
+      assert RustyJson.decode!(["{", ~s("a"), ":1}"], keys: :atoms) == %{a: 1}
+    end
+
+    test "large inputs go through the dirty scheduler with the same results" do
+      big = "[" <> Enum.map_join(1..40_000, ",", &~s({"i":#{&1},"s":"v#{&1}"})) <> "]"
+      assert byte_size(big) > 262_144
+      decoded = RustyJson.decode!(big)
+      assert length(decoded) == 40_000 and List.last(decoded) == %{"i" => 40_000, "s" => "v40000"}
+
+      assert {:error, %DecodeError{position: p}} = RustyJson.decode(big <> "x")
+      assert p == byte_size(big)
+    end
+  end
+
+  describe "nesting" do
+    @depth 1_000_000
+
+    test "1,000,000-deep arrays and objects decode without native recursion" do
+      arrays = String.duplicate("[", @depth) <> String.duplicate("]", @depth)
+      assert depth(RustyJson.decode!(arrays), 0) == @depth
+
+      objects = String.duplicate(~s({"a":), @depth) <> "1" <> String.duplicate("}", @depth)
+      assert depth(RustyJson.decode!(objects), 0) == @depth
+    end
+
+    test "1,000,000-deep unclosed input fails cleanly" do
+      assert {:error, %DecodeError{position: @depth}} =
+               RustyJson.decode(String.duplicate("[", @depth))
+
+      assert {:error, %DecodeError{position: p}} =
+               RustyJson.decode(String.duplicate(~s({"a":), @depth))
+
+      assert p == @depth * 5
+    end
+
+    test "100-deep single-entry nesting" do
+      json = String.duplicate(~s({"l":[), 100) <> "1" <> String.duplicate("]}", 100)
+      assert depth(RustyJson.decode!(json), 0) == 200
+    end
+  end
+
+  defp depth([x], acc), do: depth(x, acc + 1)
+  defp depth([], acc), do: acc + 1
+  defp depth(%{} = m, acc) when map_size(m) == 1, do: depth(m |> Map.values() |> hd(), acc + 1)
+  defp depth(_, acc), do: acc
+end

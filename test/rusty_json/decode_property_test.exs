@@ -1,0 +1,151 @@
+defmodule RustyJson.DecodePropertyTest do
+  # PropEr (from apt) inside ExUnit: decode(encode(term)) round-trips, and decoding generated JSON text (random
+  # whitespace, escapes, unicode and number layouts) gives jiffy's result.
+  use ExUnit.Case, async: true
+
+  alias :proper_types, as: T
+
+  @numtests 400
+
+  defp codepoint do
+    T.frequency([
+      {6, T.range(0x20, 0x7E)},
+      {1, T.range(0, 0x1F)},
+      {2, T.range(0xA0, 0xD7FF)},
+      {1, T.range(0xE000, 0xFFFD)},
+      {1, T.range(0x10000, 0x10FFFF)}
+    ])
+  end
+
+  defp string, do: T.bind(T.list(codepoint()), &:unicode.characters_to_binary/1, false)
+
+  defp scalar do
+    T.oneof([
+      T.exactly(nil),
+      T.boolean(),
+      T.integer(),
+      T.largeint(),
+      T.bind(T.integer(), fn n -> n * 1_000_000_000_007 * 1_000_000_000_007 end, false),
+      T.float(),
+      string()
+    ])
+  end
+
+  defp value(0), do: scalar()
+
+  defp value(depth) do
+    T.frequency([
+      {4, scalar()},
+      {1, T.lazy(fn -> T.list(value(depth - 1)) end)},
+      {1,
+       T.lazy(fn ->
+         T.bind(T.list(T.tuple([string(), value(depth - 1)])), &Map.new/1, false)
+       end)}
+    ])
+  end
+
+  defp check(prop) do
+    assert :proper.quickcheck(prop, [
+             {:numtests, @numtests},
+             :quiet,
+             {:on_output, fn _, _ -> :ok end}
+           ]) ==
+             true
+  end
+
+  test "decode(encode(term)) == term" do
+    check(
+      :proper.forall(value(4), fn term ->
+        json = IO.iodata_to_binary(:jiffy.encode(term, [:use_nil]))
+
+        RustyJson.decode!(json) === term and RustyJson.decode!(json, keys: :intern) === term and
+          RustyJson.decode!(json, strings: :copy) === term
+      end)
+    )
+  end
+
+  # JSON text for a term, with choices (whitespace, escapes, number layout) drawn from a seeded generator.
+  defp render(term, seed) do
+    :rand.seed(:exsss, {seed, seed * 7 + 1, seed * 13 + 2})
+    IO.iodata_to_binary([ws(), emit(term), ws()])
+  end
+
+  defp ws do
+    Enum.map(1..Enum.random([0, 0, 0, 1, 3]), fn _ -> Enum.random([" ", "\t", "\n", "\r"]) end)
+    |> Enum.take(Enum.random(0..3))
+  end
+
+  defp emit(nil), do: "null"
+  defp emit(true), do: "true"
+  defp emit(false), do: "false"
+
+  defp emit(n) when is_integer(n) do
+    case {n, Enum.random(1..4)} do
+      {n, 1} when abs(n) < 1_000_000 -> [Integer.to_string(n), "e0"]
+      _ -> Integer.to_string(n)
+    end
+  end
+
+  defp emit(f) when is_float(f) do
+    case Enum.random(1..3) do
+      1 -> :erlang.float_to_binary(f, [:short])
+      2 -> :erlang.float_to_binary(f, [{:scientific, 17}])
+      3 -> :io_lib.format(~c"~.20e", [f]) |> to_string() |> String.replace("e+", "E")
+    end
+  end
+
+  defp emit(s) when is_binary(s), do: [?", Enum.map(String.to_charlist(s), &char/1), ?"]
+
+  defp emit(list) when is_list(list),
+    do: ["[", ws(), Enum.map_intersperse(list, [ws(), ",", ws()], &emit/1), ws(), "]"]
+
+  defp emit(map) when is_map(map) do
+    pairs =
+      Enum.map_intersperse(map, [ws(), ",", ws()], fn {k, v} ->
+        [emit(k), ws(), ":", ws(), emit(v)]
+      end)
+
+    ["{", ws(), pairs, ws(), "}"]
+  end
+
+  @short %{
+    ?" => "\\\"",
+    ?\\ => "\\\\",
+    ?\b => "\\b",
+    ?\f => "\\f",
+    ?\n => "\\n",
+    ?\r => "\\r",
+    ?\t => "\\t"
+  }
+
+  defp char(c) do
+    cond do
+      Map.has_key?(@short, c) and Enum.random(1..3) > 1 -> @short[c]
+      c < 0x20 or c in [?", ?\\] or Enum.random(1..6) == 1 -> unicode_escape(c)
+      c == ?/ and Enum.random(1..2) == 1 -> "\\/"
+      true -> <<c::utf8>>
+    end
+  end
+
+  defp unicode_escape(c) when c >= 0x10000 do
+    c = c - 0x10000
+    [hex4(0xD800 + Bitwise.bsr(c, 10)), hex4(0xDC00 + Bitwise.band(c, 0x3FF))]
+  end
+
+  defp unicode_escape(c), do: hex4(c)
+
+  defp hex4(n) do
+    hex = n |> Integer.to_string(16) |> String.pad_leading(4, "0")
+    ["\\u", if(Enum.random(1..2) == 1, do: String.downcase(hex), else: hex)]
+  end
+
+  test "decoding generated JSON text gives jiffy's result" do
+    check(
+      :proper.forall(T.tuple([value(4), T.range(1, 1_000_000)]), fn {term, seed} ->
+        json = render(term, seed)
+        jiffy = :jiffy.decode(json, [:return_maps, :use_nil])
+        RustyJson.decode!(json) === jiffy and RustyJson.decode!(json, keys: :intern) === jiffy
+      end)
+    )
+  end
+end
