@@ -5,6 +5,7 @@
 use crate::buffer::Buffer;
 use crate::escape::{write_string, Mode};
 use crate::number::{write_f64, write_i64, write_u64};
+use crate::parser::{parse, Builder, ParseError, Str};
 
 /// The string writer, in every escape mode: it rejects exactly invalid UTF-8 (at the first bad sequence), and for
 /// valid input writes a JSON string that means the input and keeps each mode's promises.
@@ -80,6 +81,65 @@ pub fn check_numbers(bits: u64) {
     }
 }
 
+/// A builder that keeps nothing: the parse check is about acceptance and error positions.
+struct Discard;
+
+impl Builder for Discard {
+    type V = ();
+    type K = ();
+    fn null(&mut self) {}
+    fn boolean(&mut self, _: bool) {}
+    fn int(&mut self, _: i64) {}
+    fn big_int(&mut self, _: &[u8]) {}
+    fn float(&mut self, _: &[u8], _: f64) {}
+    fn string(&mut self, _: Str) {}
+    fn key(&mut self, _: Str) -> Result<(), ()> {
+        Ok(())
+    }
+    fn array(&mut self, _: &[()]) {}
+    fn object(&mut self, _: &[()], _: &[()]) {}
+}
+
+/// The parser on arbitrary bytes: it never panics, every error position lies within the input, and it accepts
+/// exactly what serde_json accepts, where the two are meant to agree (nesting under 100, which serde_json
+/// limits, and no number long enough for Jason's 1024-byte integer limit or f64 overflow rules to differ).
+pub fn check_parse(data: &[u8]) {
+    let ours = parse(data, &mut Discard);
+    match ours {
+        Ok(()) => {}
+        Err(ParseError::UnexpectedByte(p)) => assert!(p < data.len(), "byte error at {p}"),
+        Err(ParseError::UnexpectedEnd(p)) => assert_eq!(p, data.len()),
+        Err(ParseError::Token { start, end }) => assert!(start < end && end <= data.len()),
+        Err(ParseError::Key { .. }) => unreachable!("Discard takes every key"),
+    }
+    if comparable_with_serde(data) {
+        let theirs = serde_json::from_slice::<serde_json::Value>(data);
+        assert_eq!(
+            ours.is_ok(),
+            theirs.is_ok(),
+            "acceptance differs from serde_json ({theirs:?}) on {:?}",
+            String::from_utf8_lossy(data)
+        );
+    }
+}
+
+fn comparable_with_serde(data: &[u8]) -> bool {
+    let (mut depth, mut max_depth, mut digits, mut max_digits) = (0i64, 0i64, 0, 0);
+    for &b in data {
+        match b {
+            b'[' | b'{' => {
+                depth += 1;
+                max_depth = max_depth.max(depth);
+            }
+            b']' | b'}' => depth -= 1,
+            _ => {}
+        }
+        digits = if b.is_ascii_digit() { digits + 1 } else { 0 };
+        max_digits = max_digits.max(digits);
+    }
+    max_depth < 100 && max_digits < 300
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
@@ -138,6 +198,29 @@ pub(crate) mod tests {
         for doc in seed_documents() {
             for chunk in doc.chunks(4096).take(64) {
                 check_escape(chunk);
+            }
+        }
+    }
+
+    #[test]
+    fn parse_on_mutated_documents_and_random_bytes() {
+        let mut rng = Rng::new(0xdec0de);
+        for _ in 0..20_000 {
+            check_parse(&rng.bytes(64));
+        }
+        for doc in seed_documents() {
+            let doc = &doc[..doc.len().min(16 * 1024)];
+            for _ in 0..300 {
+                let mut d = doc.to_vec();
+                let at = (rng.next() % d.len() as u64) as usize;
+                match rng.next() % 3 {
+                    0 => d[at] = (rng.next() >> 8) as u8,
+                    1 => {
+                        d.remove(at);
+                    }
+                    _ => d.truncate(at),
+                }
+                check_parse(&d);
             }
         }
     }
