@@ -15,6 +15,18 @@ fn encode<'a>(env: Env<'a>, term: Term<'a>, opts: Term<'a>) -> Term<'a> {
     encode::encode(env, term, opts)
 }
 
+/// Registers a derived struct's template (`RustyJson.Encoder` derive): module, its keys, written fields and keys.
+#[rustler::nif]
+fn register_template<'a>(
+    env: Env<'a>,
+    module: Term<'a>,
+    all_keys: Term<'a>,
+    fields: Term<'a>,
+    keys: Term<'a>,
+) -> Term<'a> {
+    encode::register_template(env, module, all_keys, fields, keys)
+}
+
 /// Decodes a JSON binary to a term, or returns `{:error, reason}`.
 #[rustler::nif]
 fn decode<'a>(env: Env<'a>, input: Term<'a>, _opts: Term<'a>) -> Term<'a> {
