@@ -56,6 +56,8 @@ mod atoms {
         __struct__,
         fragment = "Elixir.RustyJson.Fragment",
         holes,
+        ordered_object = "Elixir.RustyJson.OrderedObject",
+        values,
     }
 }
 
@@ -721,6 +723,8 @@ struct Walker<'o> {
     fragment: ErlNifTerm,
     encode_key: ErlNifTerm,
     object: ErlNifTerm,
+    ordered_object: ErlNifTerm,
+    values_key: ErlNifTerm,
     stack: Vec<Frame>,
     /// Where Elixir must insert a struct's JSON (output offset, term); compact output only.
     holes: Vec<(usize, ErlNifTerm)>,
@@ -762,6 +766,8 @@ impl<'o> Walker<'o> {
             fragment: a(atoms::fragment()),
             encode_key: a(atoms::encode()),
             object: a(atoms::object()),
+            ordered_object: a(atoms::ordered_object()),
+            values_key: a(atoms::values()),
             stack: Vec::new(),
             holes: Vec::new(),
             templates: Vec::new(),
@@ -1318,6 +1324,11 @@ impl<'o> Walker<'o> {
         if module == self.fragment && size == 2 {
             return self.write_fragment(term, out);
         }
+        if module == self.ordered_object && size == 2 {
+            if let Some(pairs) = self.fragment_pairs(term) {
+                return self.open_pairs(pairs, out);
+            }
+        }
         let template = match self.templates.iter().find(|(m, _)| *m == module) {
             Some((_, t)) => Some(t.clone()),
             None => {
@@ -1410,12 +1421,24 @@ impl<'o> Walker<'o> {
         Some((iter, backwards))
     }
 
-    /// The pairs list of an ordered-object fragment (`%RustyJson.Fragment{encode: {:object, pairs}}`).
+    /// The pairs list of an ordered-object fragment (`%RustyJson.Fragment{encode: {:object, pairs}}`) or of a
+    /// `%RustyJson.OrderedObject{values: pairs}` (a list).
     fn fragment_pairs(&self, map: ErlNifTerm) -> Option<ErlNifTerm> {
         let env = self.env;
         let (mut module, mut encode) = (ErlNifTerm::default(), ErlNifTerm::default());
-        if unsafe { enif_get_map_value(env, map, self.struct_key, &mut module) } == 0
-            || module != self.fragment
+        if unsafe { enif_get_map_value(env, map, self.struct_key, &mut module) } == 0 {
+            return None;
+        }
+        if module == self.ordered_object {
+            let mut values = ErlNifTerm::default();
+            let found = unsafe { enif_get_map_value(env, map, self.values_key, &mut values) } != 0
+                && matches!(
+                    unsafe { enif_term_type(env, values) },
+                    ErlNifTermType::ERL_NIF_TERM_TYPE_LIST
+                );
+            return found.then_some(values);
+        }
+        if module != self.fragment
             || unsafe { enif_get_map_value(env, map, self.encode_key, &mut encode) } == 0
         {
             return None;
@@ -1451,18 +1474,7 @@ impl<'o> Walker<'o> {
             ErlNifTermType::ERL_NIF_TERM_TYPE_TUPLE => {
                 // {:object, [{key, value}]}: an ordered object.
                 let pairs = self.fragment_pairs(term).ok_or(Fail::Unsupported(term))?;
-                if unsafe { rustler::sys::enif_is_empty_list(env, pairs) } != 0 {
-                    out.extend(b"{}");
-                    return Ok(());
-                }
-                out.push(b'{');
-                let seen = self.seen_set();
-                self.stack.push(Frame::Pairs {
-                    tail: pairs,
-                    count: 0,
-                    seen,
-                });
-                Ok(())
+                self.open_pairs(pairs, out)
             }
             ErlNifTermType::ERL_NIF_TERM_TYPE_BITSTRING
             | ErlNifTermType::ERL_NIF_TERM_TYPE_LIST => {
@@ -1480,6 +1492,22 @@ impl<'o> Walker<'o> {
             }
             _ => Err(Fail::Elixir),
         }
+    }
+
+    /// Opens an ordered object (a list of `{key, value}`).
+    fn open_pairs(&mut self, pairs: ErlNifTerm, out: &mut Out) -> Result<(), Fail> {
+        if unsafe { rustler::sys::enif_is_empty_list(self.env, pairs) } != 0 {
+            out.extend(b"{}");
+            return Ok(());
+        }
+        out.push(b'{');
+        let seen = self.seen_set();
+        self.stack.push(Frame::Pairs {
+            tail: pairs,
+            count: 0,
+            seen,
+        });
+        Ok(())
     }
 
     /// Writes the key of a `{key, value}` pair and returns the value.
