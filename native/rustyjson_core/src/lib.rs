@@ -5,6 +5,7 @@
 
 pub mod buffer;
 pub mod escape;
+pub mod formatter;
 pub mod number;
 pub mod parser;
 pub mod pretty;
