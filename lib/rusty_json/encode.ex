@@ -47,6 +47,10 @@ defmodule RustyJson.Encode do
   @spec keyword(keyword(), opts()) :: iodata()
   def keyword(keyword, opts) when is_list(keyword), do: ordered(keyword, opts)
 
+  @doc "Encodes a struct (through `RustyJson.Encoder`, or as Jason does for dates and decimals)."
+  @spec struct(struct(), opts()) :: iodata()
+  def struct(%_{} = struct, opts), do: value(struct, opts)
+
   @doc "Encodes `{key, value}` pairs as an object in the given order (keys as map keys are converted)."
   @spec ordered([{term(), term()}], opts()) :: iodata()
   def ordered(pairs, opts) when is_list(pairs),

@@ -33,7 +33,7 @@ defimpl RustyJson.Encoder, for: Any do
   defmacro __deriving__(module, struct, opts) do
     fields = RustyJson.Encoder.Derive.fields!(struct, opts)
     all_keys = Map.keys(struct)
-    keys = Enum.map(fields, &("\"" <> Atom.to_string(&1) <> "\""))
+    keys = Enum.map(fields, &RustyJson.Encoder.Derive.literal_key!/1)
     vars = Enum.map(1..length(fields)//1, &Macro.var(:"v#{&1}", __MODULE__))
     opts_var = Macro.var(:opts, __MODULE__)
     pattern = Enum.zip(fields, vars)
@@ -156,8 +156,21 @@ defmodule RustyJson.Encoder.Derive do
           fields
       end
 
-    Enum.each(selected, &check_key!/1)
+    Enum.each(selected, &literal_key!/1)
     selected
+  end
+
+  @doc false
+  # A key fixed at compile time, checked (Jason's rule and message) and written as JSON: `"key"`.
+  def literal_key!(field) do
+    key = to_string(field)
+
+    for <<byte <- key>>, byte < 0x20 or byte > 0x7E or byte in [?\\, ?/, ?"] do
+      raise RustyJson.EncodeError,
+        message: "invalid byte #{inspect(byte, base: :hex)} in literal key: #{inspect(key)}"
+    end
+
+    "\"" <> key <> "\""
   end
 
   defp check_known!(option, keys, fields) do
@@ -170,17 +183,6 @@ defmodule RustyJson.Encoder.Derive do
               "`#{inspect(option)}` specified keys (#{inspect(extra)}) that are not defined in " <>
                 "defstruct: #{inspect(fields)}"
     end
-  end
-
-  defp check_key!(field) do
-    key = Atom.to_string(field)
-
-    for <<byte <- key>>, byte < 0x20 or byte > 0x7E or byte in [?\\, ?/, ?"] do
-      raise RustyJson.EncodeError,
-        message: "invalid byte #{inspect(byte, base: :hex)} in literal key: #{inspect(key)}"
-    end
-
-    :ok
   end
 
   @doc false
