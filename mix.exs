@@ -103,6 +103,9 @@ defmodule RustyJson.MixProject do
   end
 
   defp elixirc_paths(:test), do: ["lib", "test/support"]
+
+  # bench/support: the structs bench/structs.exs encodes (protocols are consolidated, so they are compiled here).
+  defp elixirc_paths(:dev), do: ["lib", "bench/support"]
   defp elixirc_paths(_), do: ["lib"]
 
   defp package do

@@ -47,6 +47,10 @@ defmodule RustyJson.Encode do
   @spec keyword(keyword(), opts()) :: iodata()
   def keyword(keyword, opts) when is_list(keyword), do: ordered(keyword, opts)
 
+  @doc "Encodes a struct (through `RustyJson.Encoder`, or as Jason does for dates and decimals)."
+  @spec struct(struct(), opts()) :: iodata()
+  def struct(%_{} = struct, opts), do: value(struct, opts)
+
   @doc "Encodes `{key, value}` pairs as an object in the given order (keys as map keys are converted)."
   @spec ordered([{term(), term()}], opts()) :: iodata()
   def ordered(pairs, opts) when is_list(pairs),
@@ -62,6 +66,7 @@ defmodule RustyJson.Encode do
   # What a NIF result means for `term`: the JSON, an error, or "Elixir must resolve this first".
   @spec result(term(), term(), EncodeOptions.t()) :: {:ok, binary()} | {:error, Exception.t()}
   def result(json, _term, _opts) when is_binary(json), do: {:ok, json}
+  def result({:holes, parts}, _term, opts), do: fill_holes(parts, EncodeOptions.compact(opts))
   def result({:error, :elixir}, term, opts), do: run_resolved(term, opts)
   def result({:error, reason}, _term, _opts), do: {:error, exception(reason)}
 
@@ -79,6 +84,45 @@ defmodule RustyJson.Encode do
 
     e in Protocol.UndefinedError ->
       if e.protocol == RustyJson.Encoder, do: {:error, e}, else: reraise(e, __STACKTRACE__)
+  end
+
+  # The NIF wrote everything but some structs (unregistered derived structs, custom implementations, fragment
+  # functions): `parts` alternates its output's pieces with those terms, written here through the protocol.
+  defp fill_holes(parts, opts) do
+    {:ok, parts |> Enum.map(&hole(&1, opts)) |> IO.iodata_to_binary()}
+  rescue
+    e in EncodeError ->
+      {:error, e}
+
+    e in Protocol.UndefinedError ->
+      if e.protocol == RustyJson.Encoder, do: {:error, e}, else: reraise(e, __STACKTRACE__)
+  end
+
+  defp hole(binary, _opts) when is_binary(binary), do: binary
+
+  defp hole(struct, opts) do
+    if register(struct) do
+      value(struct, opts)
+    else
+      %Fragment{encode: iodata} = resolve_struct(struct, opts)
+      iodata
+    end
+  end
+
+  # Registers the template of a derived struct's module with the NIF (then it writes such structs itself).
+  # Returns whether it did.
+  defp register(%module{} = struct) do
+    impl = RustyJson.Encoder.impl_for(struct)
+
+    if function_exported?(impl, :__template__, 0) do
+      {all_keys, fields, keys} = impl.__template__()
+
+      # A map that is not the struct's shape stays with the protocol (the NIF would leave it again).
+      Native.register_template(module, all_keys, fields, keys) == :ok and
+        map_size(struct) == length(all_keys)
+    else
+      false
+    end
   end
 
   @doc false
@@ -156,5 +200,8 @@ defmodule RustyJson.Encode do
   defp resolve_struct(%module{} = decimal, _opts) when module == Decimal,
     do: %Fragment{encode: [?", apply(module, :to_string, [decimal, :normal]), ?"]}
 
-  defp resolve_struct(struct, opts), do: %Fragment{encode: RustyJson.Encoder.encode(struct, opts)}
+  defp resolve_struct(struct, opts) do
+    register(struct)
+    %Fragment{encode: RustyJson.Encoder.encode(struct, opts)}
+  end
 end

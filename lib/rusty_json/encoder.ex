@@ -32,24 +32,36 @@ end
 defimpl RustyJson.Encoder, for: Any do
   defmacro __deriving__(module, struct, opts) do
     fields = RustyJson.Encoder.Derive.fields!(struct, opts)
+    all_keys = Map.keys(struct)
+    keys = Enum.map(fields, &RustyJson.Encoder.Derive.literal_key!/1)
+    vars = Enum.map(1..length(fields)//1, &Macro.var(:"v#{&1}", __MODULE__))
+    opts_var = Macro.var(:opts, __MODULE__)
+    pattern = Enum.zip(fields, vars)
+    body = RustyJson.Encoder.Derive.body(keys, vars, opts_var)
 
     quote do
       defimpl RustyJson.Encoder, for: unquote(module) do
-        def encode(struct, opts) do
-          RustyJson.Encode.ordered(
-            Enum.map(unquote(fields), fn field -> {field, Map.fetch!(struct, field)} end),
-            opts
-          )
-        end
+        @doc false
+        # The compiled template the NIF writes this struct from: the struct's keys, the written fields in order,
+        # and their keys as written.
+        def __template__, do: {unquote(all_keys), unquote(fields), unquote(keys)}
+
+        def encode(%{unquote_splicing(pattern)}, unquote(opts_var)), do: unquote(body)
       end
     end
   end
 
-  def encode(%_{} = struct, _opts) do
-    raise Protocol.UndefinedError,
-      protocol: @protocol,
-      value: struct,
-      description: RustyJson.Encoder.Derive.struct_description()
+  def encode(%_{} = struct, opts) do
+    case RustyJson.Encoder.Derive.jason_impl(struct) do
+      nil ->
+        raise Protocol.UndefinedError,
+          protocol: @protocol,
+          value: struct,
+          description: RustyJson.Encoder.Derive.struct_description()
+
+      _impl ->
+        RustyJson.Encoder.Derive.jason_encode(struct, opts)
+    end
   end
 
   def encode(value, _opts) do
@@ -90,6 +102,43 @@ defmodule RustyJson.Encoder.Derive do
   # Compile-time checks of `@derive RustyJson.Encoder` (Jason's rules and messages).
 
   @doc false
+  # The derived `encode/2` body: iodata with the keys (and punctuation) as literals between the values.
+  def body([], [], _opts), do: "{}"
+
+  def body(keys, vars, opts) do
+    parts =
+      keys
+      |> Enum.zip(vars)
+      |> Enum.with_index()
+      |> Enum.flat_map(fn {{key, var}, i} ->
+        prefix = if i == 0, do: "{" <> key <> ":", else: "," <> key <> ":"
+        [prefix, quote(do: RustyJson.Encode.value(unquote(var), unquote(opts)))]
+      end)
+
+    parts ++ ["}"]
+  end
+
+  @doc false
+  # The `Jason.Encoder` implementation of `struct` when Jason is loaded and has one (not its `Any` fallback).
+  def jason_impl(struct) do
+    if Code.ensure_loaded?(Jason.Encoder) do
+      case apply(Jason.Encoder, :impl_for, [struct]) do
+        nil -> nil
+        Jason.Encoder.Any -> nil
+        impl -> impl
+      end
+    end
+  end
+
+  @doc false
+  def jason_encode(struct, {escape, strict, _pretty}) do
+    maps = if strict, do: :strict, else: :naive
+    apply(Jason, :encode_to_iodata!, [struct, [escape: escape, maps: maps]])
+  end
+
+  def jason_encode(struct, _opts), do: apply(Jason, :encode_to_iodata!, [struct])
+
+  @doc false
   def fields!(struct, opts) do
     fields = Map.keys(struct) -- [:__struct__]
 
@@ -107,8 +156,21 @@ defmodule RustyJson.Encoder.Derive do
           fields
       end
 
-    Enum.each(selected, &check_key!/1)
+    Enum.each(selected, &literal_key!/1)
     selected
+  end
+
+  @doc false
+  # A key fixed at compile time, checked (Jason's rule and message) and written as JSON: `"key"`.
+  def literal_key!(field) do
+    key = to_string(field)
+
+    for <<byte <- key>>, byte < 0x20 or byte > 0x7E or byte in [?\\, ?/, ?"] do
+      raise RustyJson.EncodeError,
+        message: "invalid byte #{inspect(byte, base: :hex)} in literal key: #{inspect(key)}"
+    end
+
+    "\"" <> key <> "\""
   end
 
   defp check_known!(option, keys, fields) do
@@ -121,17 +183,6 @@ defmodule RustyJson.Encoder.Derive do
               "`#{inspect(option)}` specified keys (#{inspect(extra)}) that are not defined in " <>
                 "defstruct: #{inspect(fields)}"
     end
-  end
-
-  defp check_key!(field) do
-    key = Atom.to_string(field)
-
-    for <<byte <- key>>, byte < 0x20 or byte > 0x7E or byte in [?\\, ?/, ?"] do
-      raise RustyJson.EncodeError,
-        message: "invalid byte #{inspect(byte, base: :hex)} in literal key: #{inspect(key)}"
-    end
-
-    :ok
   end
 
   @doc false

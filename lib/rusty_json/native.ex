@@ -63,6 +63,15 @@ defmodule RustyJson.Native do
   def decode(_input, _opts), do: not_loaded()
 
   @doc false
+  def format(_iodata, _indent, _line, _record, _after_colon), do: not_loaded()
+
+  @doc false
+  def format_dirty(_iodata, _indent, _line, _record, _after_colon), do: not_loaded()
+
+  @doc false
+  def register_template(_module, _all_keys, _fields, _keys), do: not_loaded()
+
+  @doc false
   def allocator_reset_peak, do: not_loaded()
 
   @doc false

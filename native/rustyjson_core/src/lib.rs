@@ -6,6 +6,7 @@
 pub mod buffer;
 pub mod escape;
 pub mod float;
+pub mod formatter;
 pub mod intern;
 pub mod number;
 pub mod parser;

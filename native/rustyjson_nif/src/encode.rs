@@ -11,17 +11,19 @@
 //! are not binaries, atoms or numbers) makes it return `{:error, :elixir}`: Elixir resolves those through the
 //! protocol and calls again.
 
+use std::collections::HashMap;
 use std::collections::HashSet;
 use std::ffi::c_int;
 use std::mem::MaybeUninit;
 use std::ptr;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use rustler::sys::{
     enif_alloc_binary, enif_consume_timeslice, enif_get_atom, enif_get_double, enif_get_int64,
     enif_get_list_cell, enif_get_map_size, enif_get_map_value, enif_get_tuple, enif_get_uint64,
-    enif_inspect_binary, enif_inspect_iolist_as_binary, enif_make_binary, enif_make_new_binary,
+    enif_inspect_binary, enif_inspect_iolist_as_binary, enif_make_binary,
+    enif_make_list_from_array, enif_make_new_binary, enif_make_sub_binary,
     enif_map_iterator_create, enif_map_iterator_destroy, enif_map_iterator_get_pair,
     enif_map_iterator_next, enif_map_iterator_prev, enif_realloc_binary, enif_release_binary,
     enif_schedule_nif, enif_term_to_binary, enif_term_type, ErlNifBinary, ErlNifCharEncoding,
@@ -53,7 +55,65 @@ mod atoms {
         encode,
         __struct__,
         fragment = "Elixir.RustyJson.Fragment",
+        holes,
+        ordered_object = "Elixir.RustyJson.OrderedObject",
+        values,
     }
+}
+
+/// A derived struct's compiled template: the fields it writes (in order), each one's key as written (`"name"`,
+/// escaped at compile time), its index among the struct's sorted keys (where a flat map holds its value), and the
+/// struct's size (`__struct__` included).
+pub struct Template {
+    fields: Vec<ErlNifTerm>,
+    keys: Vec<Box<[u8]>>,
+    index: Vec<usize>,
+    size: usize,
+}
+
+/// Templates by module atom (atoms are never freed, so their terms are valid in any environment, forever).
+static TEMPLATES: RwLock<Option<HashMap<ErlNifTerm, Arc<Template>>>> = RwLock::new(None);
+
+/// Registers `module`'s template: `all_keys` the struct's keys as `Map.keys/1` lists them, `fields` the written
+/// fields in order, `keys` their written keys.
+pub fn register_template<'a>(
+    env: Env<'a>,
+    module: Term<'a>,
+    all_keys: Term<'a>,
+    fields: Term<'a>,
+    keys: Term<'a>,
+) -> Term<'a> {
+    let badarg = || rustler::types::atom::badarg().encode(env);
+    let (Ok(all), Ok(fields), Ok(keys)) = (
+        all_keys.decode::<Vec<Term>>(),
+        fields.decode::<Vec<Term>>(),
+        keys.decode::<Vec<rustler::Binary>>(),
+    ) else {
+        return badarg();
+    };
+    if !module.is_atom() || fields.len() != keys.len() || fields.iter().any(|f| !f.is_atom()) {
+        return badarg();
+    }
+    let index = fields
+        .iter()
+        .map(|f| all.iter().position(|k| k == f).unwrap_or(usize::MAX))
+        .collect();
+    let template = Template {
+        fields: fields.iter().map(|f| f.as_c_arg()).collect(),
+        keys: keys.iter().map(|k| k.as_slice().into()).collect(),
+        index,
+        size: all.len(),
+    };
+    if let Ok(mut table) = TEMPLATES.write() {
+        table
+            .get_or_insert_with(HashMap::new)
+            .insert(module.as_c_arg(), Arc::new(template));
+    }
+    rustler::types::atom::ok().encode(env)
+}
+
+fn template(module: ErlNifTerm) -> Option<Arc<Template>> {
+    TEMPLATES.read().ok()?.as_ref()?.get(&module).cloned()
 }
 
 /// How long an encode may run on the calling (normal) scheduler before it continues on a dirty one.
@@ -380,6 +440,11 @@ fn run<'a>(
         }
     }
     let mut result = walker.walk(root, &mut out, resumed);
+    let has_holes = !walker.holes.is_empty();
+    if has_holes && !matches!(result, Ok(()) | Err(Fail::Budget)) {
+        // Errors are reported in document order by the path that resolves every struct first.
+        result = Err(Fail::Elixir);
+    }
     if let Err(
         Fail::InvalidByte(..)
         | Fail::Unsupported(_)
@@ -396,6 +461,11 @@ fn run<'a>(
         unsafe { enif_consume_timeslice(env.as_c_arg(), percent) };
     }
     match result {
+        Ok(()) if has_holes => {
+            let holes = std::mem::take(&mut walker.holes);
+            drop(walker);
+            finish_holes(env, out, &holes)
+        }
         Ok(()) => finish(env, out),
         Err(Fail::Budget) => {
             // Continue on a dirty scheduler from the last mark (strict mode starts over: its key sets are not
@@ -403,7 +473,8 @@ fn run<'a>(
             let checkpoint = walker.checkpoint();
             let mark_len = walker.mark.len;
             drop(walker);
-            let args: Vec<ErlNifTerm> = if options.strict || checkpoint.path.is_empty() {
+            let args: Vec<ErlNifTerm> = if options.strict || has_holes || checkpoint.path.is_empty()
+            {
                 drop(out);
                 vec![term.as_c_arg(), opts.as_c_arg()]
             } else {
@@ -450,6 +521,27 @@ fn finish<'a>(env: Env<'a>, out: Buffer<BinStorage>) -> Term<'a> {
             Term::new(env, result)
         }
     }
+}
+
+/// `{:holes, iolist}`: the output's pieces (sub-binaries of one binary) between the terms Elixir must write.
+fn finish_holes<'a>(
+    env: Env<'a>,
+    out: Buffer<BinStorage>,
+    holes: &[(usize, ErlNifTerm)],
+) -> Term<'a> {
+    let len = out.len();
+    let bin = finish(env, out).as_c_arg();
+    let raw = env.as_c_arg();
+    let mut parts = Vec::with_capacity(holes.len() * 2 + 1);
+    let mut at = 0;
+    for &(pos, term) in holes {
+        parts.push(unsafe { enif_make_sub_binary(raw, bin, at, pos - at) });
+        parts.push(term);
+        at = pos;
+    }
+    parts.push(unsafe { enif_make_sub_binary(raw, bin, at, len - at) });
+    let list = unsafe { enif_make_list_from_array(raw, parts.as_ptr(), parts.len() as u32) };
+    (atoms::holes(), unsafe { Term::new(env, list) }).encode(env)
 }
 
 /// The output written before a checkpoint, carried to the dirty scheduler in a resource (a binary term would
@@ -568,6 +660,15 @@ enum Frame {
         count: usize,
         seen: Option<KeySet>,
     },
+    /// A derived struct written from its template: `count` fields started. `keys`/`vals` point into the map when
+    /// it is flat (null otherwise).
+    Struct {
+        map: ErlNifTerm,
+        template: Arc<Template>,
+        keys: *const ErlNifTerm,
+        vals: *const ErlNifTerm,
+        count: usize,
+    },
     /// An ordered object: a list of `{key, value}` (internal fragments, `RustyJson.Encode.keyword/2`).
     Pairs {
         tail: ErlNifTerm,
@@ -582,6 +683,7 @@ impl Frame {
             Frame::List { count, .. }
             | Frame::Map { count, .. }
             | Frame::Flat { count, .. }
+            | Frame::Struct { count, .. }
             | Frame::Pairs { count, .. } => *count,
         }
     }
@@ -621,7 +723,13 @@ struct Walker<'o> {
     fragment: ErlNifTerm,
     encode_key: ErlNifTerm,
     object: ErlNifTerm,
+    ordered_object: ErlNifTerm,
+    values_key: ErlNifTerm,
     stack: Vec<Frame>,
+    /// Where Elixir must insert a struct's JSON (output offset, term); compact output only.
+    holes: Vec<(usize, ErlNifTerm)>,
+    /// Templates met in this call (a few modules; saves the global table's lock).
+    templates: Vec<(ErlNifTerm, Arc<Template>)>,
 }
 
 impl Drop for Walker<'_> {
@@ -658,7 +766,11 @@ impl<'o> Walker<'o> {
             fragment: a(atoms::fragment()),
             encode_key: a(atoms::encode()),
             object: a(atoms::object()),
+            ordered_object: a(atoms::ordered_object()),
+            values_key: a(atoms::values()),
             stack: Vec::new(),
+            holes: Vec::new(),
+            templates: Vec::new(),
         }
     }
 
@@ -890,6 +1002,42 @@ impl<'o> Walker<'o> {
                         self.stack.pop();
                         self.close(out, b'}');
                     }
+                    Frame::Struct {
+                        map,
+                        template,
+                        keys,
+                        vals,
+                        count,
+                    } => {
+                        let i = *count;
+                        if i < template.fields.len() {
+                            let field = template.fields[i];
+                            let at = template.index[i];
+                            // SAFETY: `at` < the flat map's size (checked when the frame was opened).
+                            let val = if !vals.is_null()
+                                && at < template.size
+                                && unsafe { *keys.add(at) } == field
+                            {
+                                unsafe { *vals.add(at) }
+                            } else {
+                                let mut v = ErlNifTerm::default();
+                                if unsafe { enif_get_map_value(env, *map, field, &mut v) } == 0 {
+                                    return Err(Fail::Elixir);
+                                }
+                                v
+                            };
+                            // The frame (and its template) stays on the stack while the key is written.
+                            let key: *const [u8] = &*template.keys[i];
+                            *count += 1;
+                            self.separator(out, i == 0);
+                            out.extend(unsafe { &*key });
+                            self.colon(out);
+                            value = val;
+                            break;
+                        }
+                        self.stack.pop();
+                        self.close(out, b'}');
+                    }
                     Frame::Pairs { tail, count, .. } => {
                         let (mut head, mut rest) = (ErlNifTerm::default(), ErlNifTerm::default());
                         if unsafe { enif_get_list_cell(env, *tail, &mut head, &mut rest) } != 0 {
@@ -966,6 +1114,34 @@ impl<'o> Walker<'o> {
                     }
                     let seen = self.seen_set();
                     self.stack.push(Frame::Pairs { tail, count, seen });
+                    return Some(child);
+                }
+                if let Some(module) = self.struct_module(container) {
+                    let template = template(module)?;
+                    if count > template.fields.len() {
+                        return None;
+                    }
+                    let (keys, vals) = self.struct_values(container, &template);
+                    let child = match in_progress {
+                        Some(i) => {
+                            let mut v = ErlNifTerm::default();
+                            if unsafe {
+                                enif_get_map_value(env, container, template.fields[i], &mut v)
+                            } == 0
+                            {
+                                return None;
+                            }
+                            Some(v)
+                        }
+                        None => None,
+                    };
+                    self.stack.push(Frame::Struct {
+                        map: container,
+                        template,
+                        keys,
+                        vals,
+                        count,
+                    });
                     return Some(child);
                 }
                 if let Some((keys, vals, len)) = tag::flatmap(container) {
@@ -1090,17 +1266,25 @@ impl<'o> Walker<'o> {
             out.extend(b"{}");
             return Ok(());
         }
-        // A fragment (two keys) must be known before anything is written. Other structs are found when their
-        // `__struct__` key comes up (see `walk`), or, when an error comes first, by `inside_struct`.
-        if size == 2 {
-            if let Some(module) = self.struct_module(term) {
-                if module == self.fragment {
-                    return self.write_fragment(term, out);
-                }
-                return Err(Fail::Elixir);
-            }
+        // A struct is known before anything is written: a flat map's keys are scanned (word compares), a larger
+        // map is asked. (The walk still checks `__struct__` keys, and `inside_struct` errors, as a safety net.)
+        let flat = tag::flatmap(term);
+        let module = match flat {
+            Some((keys, vals, len)) => (0..len)
+                .find(|&i| unsafe { *keys.add(i) } == self.struct_key)
+                .map(|i| unsafe { *vals.add(i) })
+                .filter(|m| {
+                    matches!(
+                        unsafe { enif_term_type(env, *m) },
+                        ErlNifTermType::ERL_NIF_TERM_TYPE_ATOM
+                    )
+                }),
+            None => self.struct_module(term),
+        };
+        if let Some(module) = module {
+            return self.open_struct(term, module, size, out);
         }
-        if let Some((keys, vals, len)) = tag::flatmap(term) {
+        if let Some((keys, vals, len)) = flat {
             out.push(b'{');
             let seen = self.seen_set();
             self.stack.push(Frame::Flat {
@@ -1125,6 +1309,78 @@ impl<'o> Walker<'o> {
             backwards,
             seen,
         });
+        Ok(())
+    }
+
+    /// A struct: a fragment, a registered derived struct (written here from its template), or a hole for Elixir.
+    #[inline(never)]
+    fn open_struct(
+        &mut self,
+        term: ErlNifTerm,
+        module: ErlNifTerm,
+        size: usize,
+        out: &mut Out,
+    ) -> Result<(), Fail> {
+        if module == self.fragment && size == 2 {
+            return self.write_fragment(term, out);
+        }
+        if module == self.ordered_object && size == 2 {
+            if let Some(pairs) = self.fragment_pairs(term) {
+                return self.open_pairs(pairs, out);
+            }
+        }
+        let template = match self.templates.iter().find(|(m, _)| *m == module) {
+            Some((_, t)) => Some(t.clone()),
+            None => {
+                let found = template(module);
+                if let Some(t) = &found {
+                    self.templates.push((module, t.clone()));
+                }
+                found
+            }
+        };
+        match template {
+            Some(template) if template.size == size => {
+                if template.fields.is_empty() {
+                    out.extend(b"{}");
+                    return Ok(());
+                }
+                let (keys, vals) = self.struct_values(term, &template);
+                out.push(b'{');
+                self.stack.push(Frame::Struct {
+                    map: term,
+                    template,
+                    keys,
+                    vals,
+                    count: 0,
+                });
+                Ok(())
+            }
+            _ => self.hole(term, out),
+        }
+    }
+
+    /// Where a struct's values are read in place: its flat map's keys and values (null when not flat).
+    fn struct_values(
+        &self,
+        term: ErlNifTerm,
+        template: &Template,
+    ) -> (*const ErlNifTerm, *const ErlNifTerm) {
+        match tag::flatmap(term) {
+            Some((keys, vals, len)) if len == template.size => (keys, vals),
+            _ => (ptr::null(), ptr::null()),
+        }
+    }
+
+    /// Leaves `term` for Elixir to write at this point of the output (compact output only; pretty output goes the
+    /// resolving way, which re-indents what the protocol returns).
+    #[cold]
+    fn hole(&mut self, term: ErlNifTerm, out: &mut Out) -> Result<(), Fail> {
+        if self.pretty.is_some() {
+            return Err(Fail::Elixir);
+        }
+        self.spend(CHECK_EVERY / 8);
+        self.holes.push((out.len(), term));
         Ok(())
     }
 
@@ -1165,12 +1421,24 @@ impl<'o> Walker<'o> {
         Some((iter, backwards))
     }
 
-    /// The pairs list of an ordered-object fragment (`%RustyJson.Fragment{encode: {:object, pairs}}`).
+    /// The pairs list of an ordered-object fragment (`%RustyJson.Fragment{encode: {:object, pairs}}`) or of a
+    /// `%RustyJson.OrderedObject{values: pairs}` (a list).
     fn fragment_pairs(&self, map: ErlNifTerm) -> Option<ErlNifTerm> {
         let env = self.env;
         let (mut module, mut encode) = (ErlNifTerm::default(), ErlNifTerm::default());
-        if unsafe { enif_get_map_value(env, map, self.struct_key, &mut module) } == 0
-            || module != self.fragment
+        if unsafe { enif_get_map_value(env, map, self.struct_key, &mut module) } == 0 {
+            return None;
+        }
+        if module == self.ordered_object {
+            let mut values = ErlNifTerm::default();
+            let found = unsafe { enif_get_map_value(env, map, self.values_key, &mut values) } != 0
+                && matches!(
+                    unsafe { enif_term_type(env, values) },
+                    ErlNifTermType::ERL_NIF_TERM_TYPE_LIST
+                );
+            return found.then_some(values);
+        }
+        if module != self.fragment
             || unsafe { enif_get_map_value(env, map, self.encode_key, &mut encode) } == 0
         {
             return None;
@@ -1206,18 +1474,7 @@ impl<'o> Walker<'o> {
             ErlNifTermType::ERL_NIF_TERM_TYPE_TUPLE => {
                 // {:object, [{key, value}]}: an ordered object.
                 let pairs = self.fragment_pairs(term).ok_or(Fail::Unsupported(term))?;
-                if unsafe { rustler::sys::enif_is_empty_list(env, pairs) } != 0 {
-                    out.extend(b"{}");
-                    return Ok(());
-                }
-                out.push(b'{');
-                let seen = self.seen_set();
-                self.stack.push(Frame::Pairs {
-                    tail: pairs,
-                    count: 0,
-                    seen,
-                });
-                Ok(())
+                self.open_pairs(pairs, out)
             }
             ErlNifTermType::ERL_NIF_TERM_TYPE_BITSTRING
             | ErlNifTermType::ERL_NIF_TERM_TYPE_LIST => {
@@ -1235,6 +1492,22 @@ impl<'o> Walker<'o> {
             }
             _ => Err(Fail::Elixir),
         }
+    }
+
+    /// Opens an ordered object (a list of `{key, value}`).
+    fn open_pairs(&mut self, pairs: ErlNifTerm, out: &mut Out) -> Result<(), Fail> {
+        if unsafe { rustler::sys::enif_is_empty_list(self.env, pairs) } != 0 {
+            out.extend(b"{}");
+            return Ok(());
+        }
+        out.push(b'{');
+        let seen = self.seen_set();
+        self.stack.push(Frame::Pairs {
+            tail: pairs,
+            count: 0,
+            seen,
+        });
+        Ok(())
     }
 
     /// Writes the key of a `{key, value}` pair and returns the value.

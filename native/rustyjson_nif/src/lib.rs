@@ -4,7 +4,7 @@ mod alloc;
 mod decode;
 mod encode;
 
-use rustler::{Env, Term};
+use rustler::{Binary, Env, Term};
 
 #[global_allocator]
 static GLOBAL: alloc::CountingMiMalloc = alloc::CountingMiMalloc;
@@ -13,6 +13,65 @@ static GLOBAL: alloc::CountingMiMalloc = alloc::CountingMiMalloc;
 #[rustler::nif]
 fn encode<'a>(env: Env<'a>, term: Term<'a>, opts: Term<'a>) -> Term<'a> {
     encode::encode(env, term, opts)
+}
+
+/// Registers a derived struct's template (`RustyJson.Encoder` derive): module, its keys, written fields and keys.
+#[rustler::nif]
+fn register_template<'a>(
+    env: Env<'a>,
+    module: Term<'a>,
+    all_keys: Term<'a>,
+    fields: Term<'a>,
+    keys: Term<'a>,
+) -> Term<'a> {
+    encode::register_template(env, module, all_keys, fields, keys)
+}
+
+/// `RustyJson.Formatter`: lays out JSON iodata with `indent`, `line`, `record` and `after_colon` (binaries).
+#[rustler::nif]
+fn format<'a>(
+    env: Env<'a>,
+    input: Term<'a>,
+    indent: Binary<'a>,
+    line: Binary<'a>,
+    record: Binary<'a>,
+    after_colon: Binary<'a>,
+) -> rustler::NifResult<Term<'a>> {
+    format_with(env, input, indent, line, record, after_colon)
+}
+
+/// The same on a dirty CPU scheduler (large inputs).
+#[rustler::nif(schedule = "DirtyCpu")]
+fn format_dirty<'a>(
+    env: Env<'a>,
+    input: Term<'a>,
+    indent: Binary<'a>,
+    line: Binary<'a>,
+    record: Binary<'a>,
+    after_colon: Binary<'a>,
+) -> rustler::NifResult<Term<'a>> {
+    format_with(env, input, indent, line, record, after_colon)
+}
+
+fn format_with<'a>(
+    env: Env<'a>,
+    input: Term<'a>,
+    indent: Binary<'a>,
+    line: Binary<'a>,
+    record: Binary<'a>,
+    after_colon: Binary<'a>,
+) -> rustler::NifResult<Term<'a>> {
+    let input = Binary::from_iolist(input)?;
+    let layout = rustyjson_core::formatter::Layout {
+        indent: indent.as_slice(),
+        line: line.as_slice(),
+        record: record.as_slice(),
+        after_colon: after_colon.as_slice(),
+    };
+    let text = rustyjson_core::formatter::format(input.as_slice(), &layout);
+    let mut bin = rustler::OwnedBinary::new(text.len());
+    bin.as_mut_slice().copy_from_slice(&text);
+    Ok(bin.release(env).to_term(env))
 }
 
 /// Decodes a JSON binary to a term, or returns `{:error, reason}`. `opts` is the integer built by

@@ -1,0 +1,81 @@
+defmodule RustyJson.Formatter do
+  @moduledoc """
+  Pretty-prints and minimizes JSON text without decoding it, as `Jason.Formatter` (byte-identical output); the work
+  is done in the NIF.
+
+  Input is not validated: whitespace outside strings is dropped and nesting follows the brackets. Several
+  top-level values may follow each other; containers among them are separated by `:record_separator`.
+  """
+
+  alias RustyJson.Native
+
+  @typedoc """
+  `:indent` (default `"  "`), `:line_separator` (`"\\n"`), `:record_separator` (defaults to the line separator)
+  and `:after_colon` (`" "`), each iodata.
+  """
+  @type opts :: [
+          indent: iodata(),
+          line_separator: iodata(),
+          record_separator: iodata(),
+          after_colon: iodata()
+        ]
+
+  # Inputs larger than this are formatted on a dirty scheduler.
+  @dirty_bytes 64 * 1024
+
+  @doc """
+  Pretty-prints JSON iodata.
+
+      iex> RustyJson.Formatter.pretty_print(~s({"a":[1,{}]}))
+      ~s({\\n  "a": [\\n    1,\\n    {}\\n  ]\\n})
+  """
+  @spec pretty_print(iodata(), opts()) :: binary()
+  def pretty_print(input, opts \\ []), do: pretty_print_to_iodata(input, opts)
+
+  @doc "Like `pretty_print/2`, returning iodata."
+  @spec pretty_print_to_iodata(iodata(), opts()) :: iodata()
+  def pretty_print_to_iodata(input, opts \\ []) do
+    {indent, line, record, colon} = parse_opts(opts, "  ", "\n", nil, " ")
+    format(input, indent, line, record, colon)
+  end
+
+  @doc """
+  Removes the whitespace of JSON iodata. Takes only `:record_separator` (default `"\\n"`).
+
+      iex> RustyJson.Formatter.minimize(~s({ "a" : [ 1 ] }))
+      ~s({"a":[1]})
+  """
+  @spec minimize(iodata(), keyword()) :: binary()
+  def minimize(input, opts \\ []), do: minimize_to_iodata(input, opts)
+
+  @doc "Like `minimize/2`, returning iodata."
+  @spec minimize_to_iodata(iodata(), keyword()) :: iodata()
+  def minimize_to_iodata(input, opts \\ []) do
+    record = opts |> Keyword.get(:record_separator, "\n") |> IO.iodata_to_binary()
+    format(input, "", "", record, "")
+  end
+
+  defp format(input, indent, line, record, colon) when is_binary(input) or is_list(input) do
+    if IO.iodata_length(input) > @dirty_bytes,
+      do: Native.format_dirty(input, indent, line, record, colon),
+      else: Native.format(input, indent, line, record, colon)
+  end
+
+  defp format(input, _indent, _line, _record, _colon) do
+    raise ArgumentError, "expected iodata, got: #{inspect(input)}"
+  end
+
+  defp parse_opts([{option, value} | opts], indent, line, record, colon) do
+    value = IO.iodata_to_binary(value)
+
+    case option do
+      :indent -> parse_opts(opts, value, line, record, colon)
+      :record_separator -> parse_opts(opts, indent, line, value, colon)
+      :after_colon -> parse_opts(opts, indent, line, record, value)
+      :line_separator -> parse_opts(opts, indent, value, record || value, colon)
+      _ -> raise ArgumentError, "unknown option for RustyJson.Formatter: #{inspect(option)}"
+    end
+  end
+
+  defp parse_opts([], indent, line, record, colon), do: {indent, line, record || line, colon}
+end

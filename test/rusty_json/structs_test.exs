@@ -1,0 +1,187 @@
+defmodule RustyJson.StructsTest do
+  use ExUnit.Case, async: true
+
+  alias RustyJson.{EncodeError, Fragment}
+
+  alias RustyJson.Test.{
+    Derived,
+    DerivedOnly,
+    Empty,
+    Inner,
+    Middle,
+    Money,
+    NoImpl,
+    Odd,
+    Outer,
+    Point
+  }
+
+  defp nested(i) do
+    %Outer{
+      middle: %Middle{tag: "t#{i}", inner: %Inner{x: i}, hidden: {:no}},
+      list: [%Inner{x: 1.5}, %{"plain" => %Inner{}}],
+      skip: self(),
+      at: ~D[2026-01-02]
+    }
+  end
+
+  defp as_maps(i) do
+    %{
+      "middle" => [{"inner", %{"x" => i, "y" => [1, 2]}}, {"tag", "t#{i}"}],
+      "list" => [%{"x" => 1.5, "y" => [1, 2]}, %{"plain" => %{"x" => nil, "y" => [1, 2]}}],
+      "at" => "2026-01-02"
+    }
+  end
+
+  test "derived templates: all fields sorted, only: in its order, except:, nested" do
+    assert RustyJson.encode!(%Derived{name: "Ada", age: 36}) ==
+             ~s({"age":36,"email":null,"name":"Ada"})
+
+    assert RustyJson.encode!(nested(7)) ==
+             ~s({"at":"2026-01-02","list":[{"x":1.5,"y":[1,2]},{"plain":{"x":null,"y":[1,2]}}],) <>
+               ~s("middle":{"inner":{"x":7,"y":[1,2]},"tag":"t7"}})
+
+    assert RustyJson.encode!(%Empty{a: 1}) == "{}"
+    assert RustyJson.encode!([%Empty{}, %Empty{}]) == "[{},{}]"
+  end
+
+  test "the derived encode/2 returns the same JSON as iodata" do
+    for value <- [%Derived{name: "é"}, nested(1), %Empty{}] do
+      iodata = RustyJson.Encoder.encode(value, [])
+      assert IO.iodata_to_binary(iodata) == RustyJson.encode!(value)
+    end
+  end
+
+  test "derived keys are written raw, as Jason writes them" do
+    assert RustyJson.encode!(%Odd{"a<b": "<"}, escape: :html_safe) ==
+             ~s({"Z":null,"_u":null,"a<b":"\\u003C"})
+  end
+
+  test "many structs: the first call and later calls agree, with options and pretty" do
+    list = Enum.map(1..300, &nested/1)
+    expected = Enum.map(1..300, &as_maps/1)
+    # Ordered objects in the expected data: `middle` keeps only:'s order.
+    expected =
+      Enum.map(expected, fn m -> Map.update!(m, "middle", &%Fragment{encode: {:object, &1}}) end)
+
+    for opts <- [[], [escape: :unicode_safe], [maps: :strict], [pretty: true]] do
+      want = RustyJson.encode!(expected, opts)
+      assert RustyJson.encode!(list, opts) == want
+      assert RustyJson.encode!(list, opts) == want
+      assert {:ok, ^want} = RustyJson.encode(list, opts)
+    end
+  end
+
+  test "a long list of derived structs continues on a dirty scheduler" do
+    list = Enum.map(1..60_000, &%Derived{name: "n#{&1}", age: &1, email: [&1]})
+    json = RustyJson.encode!(list)
+    assert json == RustyJson.encode!(Enum.map(list, &Map.from_struct/1))
+    # With a custom implementation in it (holes) too.
+    mixed = list ++ [%Money{amount: 1, currency: "x"}]
+
+    assert RustyJson.encode!(mixed) ==
+             String.slice(json, 0..-2//1) <> ~s(,{"amount":1,"currency":"x"}])
+  end
+
+  test "custom implementations and fragments among derived structs" do
+    term = [
+      %Point{x: 1, y: 2},
+      %Derived{age: 1},
+      Fragment.new(fn _ -> "[0]" end),
+      %Point{x: %Derived{}, y: nil}
+    ]
+
+    assert RustyJson.encode!(term) ==
+             ~s([{"xy":[1,2]},{"age":1,"email":null,"name":null},[0],) <>
+               ~s({"xy":[{"age":null,"email":null,"name":null},null]}])
+
+    assert RustyJson.encode!(term, pretty: true) ==
+             RustyJson.encode!(
+               [
+                 %{"xy" => [1, 2]},
+                 %{age: 1, email: nil, name: nil},
+                 [0],
+                 %{"xy" => [%{age: nil, email: nil, name: nil}, nil]}
+               ],
+               pretty: true
+             )
+  end
+
+  test "errors inside derived structs are Jason's" do
+    assert {:error, %EncodeError{message: "invalid byte 0xFF in <<255>>"}} =
+             RustyJson.encode([%Derived{name: <<255>>}])
+
+    assert {:error, %Protocol.UndefinedError{value: {:t}}} = RustyJson.encode(%Inner{x: {:t}})
+
+    assert {:error, %Protocol.UndefinedError{value: %NoImpl{}}} =
+             RustyJson.encode([%Point{x: 1, y: 2}, %Inner{x: %NoImpl{}}])
+
+    assert {:error, %EncodeError{}} =
+             RustyJson.encode([%Point{x: 1, y: 2}, %Derived{name: <<255>>}])
+
+    assert_raise EncodeError, fn -> RustyJson.encode!(%{"a" => %Point{x: <<255>>, y: 1}}) end
+  end
+
+  test "a map that is not its struct's shape goes through the protocol" do
+    partial = %{__struct__: Derived, name: "x"}
+    assert_raise FunctionClauseError, fn -> RustyJson.encode!([partial]) end
+    extra = Map.put(%DerivedOnly{id: 1, name: "n"}, :more, 1)
+    assert RustyJson.encode!([extra]) == ~s([{"name":"n","id":1}])
+  end
+
+  test "Protocol.UndefinedError tells how to derive" do
+    assert {:error, %Protocol.UndefinedError{} = e} = RustyJson.encode(%NoImpl{})
+    msg = Exception.message(e)
+    assert msg =~ "@derive {RustyJson.Encoder, only: [....]}"
+    assert msg =~ "Protocol.derive(RustyJson.Encoder, NameOfTheStruct)"
+  end
+
+  test "compile-time errors of @derive" do
+    # (Defining impls after consolidation warns; the warnings are not the point here.)
+    ExUnit.CaptureIO.capture_io(:stderr, fn -> compile_errors() end)
+  end
+
+  defp compile_errors do
+    assert_raise ArgumentError,
+                 "`:only` specified keys ([:nope]) that are not defined in defstruct: [:a]",
+                 fn ->
+                   Code.eval_string("""
+                   defmodule RustyJson.Test.BadOnly do
+                     @derive {RustyJson.Encoder, only: [:nope]}
+                     defstruct [:a]
+                   end
+                   """)
+                 end
+
+    assert_raise ArgumentError, ~r/`:except` specified keys \(\[:b\]\)/, fn ->
+      Code.eval_string("""
+      defmodule RustyJson.Test.BadExcept do
+        @derive {RustyJson.Encoder, except: [:b]}
+        defstruct [:a]
+      end
+      """)
+    end
+
+    assert_raise EncodeError, ~s(invalid byte 0x2F in literal key: "my/key"), fn ->
+      Code.eval_string("""
+      defmodule RustyJson.Test.BadKey do
+        @derive RustyJson.Encoder
+        defstruct [:"my/key"]
+      end
+      """)
+    end
+  end
+
+  test "dates, fragments and ordered objects inside derived structs" do
+    dt = DateTime.from_naive!(~N[2026-11-22 12:00:00.123456], "Etc/UTC")
+
+    v = %Derived{
+      name: [~T[01:02:03.5], ~N[2026-01-02 03:04:05], dt],
+      age: Fragment.new("1e2"),
+      email: %Fragment{encode: {:object, [b: 1, a: 2]}}
+    }
+
+    assert RustyJson.encode!(v) ==
+             ~s({"age":1e2,"email":{"b":1,"a":2},"name":["01:02:03.5","2026-01-02T03:04:05","2026-11-22T12:00:00.123456Z"]})
+  end
+end
