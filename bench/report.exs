@@ -322,7 +322,15 @@ defmodule RustyJson.Bench.Report do
 
   defp notes do
     files = Path.wildcard("bench/notes/*.md") |> Enum.sort()
-    Enum.map_join(files, "\n", &File.read!/1)
+
+    """
+    # Development notes
+
+    The sections below are kept by hand in `bench/notes/*.md` (this command copies them in): focused
+    measurements made while building each part (per-issue scripts `bench/encode.exs`, `bench/decode.exs`,
+    `bench/structs.exs`), scheduler thresholds, and what the targets were.
+
+    """ <> Enum.map_join(files, "\n", &File.read!/1)
   end
 end
 
