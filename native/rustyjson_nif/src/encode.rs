@@ -58,6 +58,22 @@ mod atoms {
         holes,
         ordered_object = "Elixir.RustyJson.OrderedObject",
         values,
+        date = "Elixir.Date",
+        time = "Elixir.Time",
+        naive_date_time = "Elixir.NaiveDateTime",
+        date_time = "Elixir.DateTime",
+        calendar_iso = "Elixir.Calendar.ISO",
+        calendar,
+        year,
+        month,
+        day,
+        hour,
+        minute,
+        second,
+        microsecond,
+        utc_offset,
+        std_offset,
+        time_zone,
     }
 }
 
@@ -521,6 +537,15 @@ fn finish<'a>(env: Env<'a>, out: Buffer<BinStorage>) -> Term<'a> {
             Term::new(env, result)
         }
     }
+}
+
+/// The calendar types written natively.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Calendar {
+    Date,
+    Time,
+    Naive,
+    DateTime,
 }
 
 /// `{:holes, iolist}`: the output's pieces (sub-binaries of one binary) between the terms Elixir must write.
@@ -1324,6 +1349,12 @@ impl<'o> Walker<'o> {
         if module == self.fragment && size == 2 {
             return self.write_fragment(term, out);
         }
+        if let Some(kind) = self.calendar_kind(module) {
+            if self.write_calendar(term, kind, out).is_some() {
+                return Ok(());
+            }
+            return self.hole(term, out);
+        }
         if module == self.ordered_object && size == 2 {
             if let Some(pairs) = self.fragment_pairs(term) {
                 return self.open_pairs(pairs, out);
@@ -1358,6 +1389,115 @@ impl<'o> Walker<'o> {
             }
             _ => self.hole(term, out),
         }
+    }
+
+    /// Which calendar type `module` is (Date, Time, NaiveDateTime, DateTime), if any.
+    #[inline]
+    fn calendar_kind(&self, module: ErlNifTerm) -> Option<Calendar> {
+        let a = |atom: rustler::Atom| atom.as_c_arg();
+        let kinds = [
+            (atoms::date(), Calendar::Date),
+            (atoms::time(), Calendar::Time),
+            (atoms::naive_date_time(), Calendar::Naive),
+            (atoms::date_time(), Calendar::DateTime),
+        ];
+        kinds.iter().find(|(m, _)| a(*m) == module).map(|(_, k)| *k)
+    }
+
+    /// Writes a Calendar.ISO date/time as its `to_iso8601/1` string; None (nothing written) when the struct is
+    /// not one the NIF can vouch for (another calendar, odd field values): then the protocol path writes it.
+    fn write_calendar(&self, term: ErlNifTerm, kind: Calendar, out: &mut Out) -> Option<()> {
+        let env = self.env;
+        let get = |key: rustler::Atom| {
+            let mut v = ErlNifTerm::default();
+            (unsafe { enif_get_map_value(env, term, key.as_c_arg(), &mut v) } != 0).then_some(v)
+        };
+        let int = |key: rustler::Atom| {
+            let v = get(key)?;
+            let mut i: i64 = 0;
+            (unsafe { enif_get_int64(env, v, &mut i) } != 0).then_some(i)
+        };
+        if get(atoms::calendar())? != atoms::calendar_iso().as_c_arg() {
+            return None;
+        }
+        let mut text: Vec<u8> = Vec::with_capacity(40);
+        let pad = |text: &mut Vec<u8>, v: i64, width: usize| {
+            let digits = v.unsigned_abs().to_string();
+            if v < 0 {
+                text.push(b'-');
+            }
+            for _ in digits.len()..width {
+                text.push(b'0');
+            }
+            text.extend_from_slice(digits.as_bytes());
+        };
+        let nonneg = |v: i64| (v >= 0).then_some(v);
+        if kind != Calendar::Time {
+            let (y, m, d) = (
+                int(atoms::year())?,
+                nonneg(int(atoms::month())?)?,
+                nonneg(int(atoms::day())?)?,
+            );
+            pad(&mut text, y, 4);
+            text.push(b'-');
+            pad(&mut text, m, 2);
+            text.push(b'-');
+            pad(&mut text, d, 2);
+        }
+        if kind != Calendar::Date {
+            if kind != Calendar::Time {
+                text.push(b'T');
+            }
+            let (h, mi, sec) = (
+                nonneg(int(atoms::hour())?)?,
+                nonneg(int(atoms::minute())?)?,
+                nonneg(int(atoms::second())?)?,
+            );
+            pad(&mut text, h, 2);
+            text.push(b':');
+            pad(&mut text, mi, 2);
+            text.push(b':');
+            pad(&mut text, sec, 2);
+            let micro = get(atoms::microsecond())?;
+            let mut arity = 0;
+            let mut elems: *const ErlNifTerm = ptr::null();
+            if unsafe { enif_get_tuple(env, micro, &mut arity, &mut elems) } == 0 || arity != 2 {
+                return None;
+            }
+            let (mut us, mut precision): (i64, i64) = (0, 0);
+            if unsafe { enif_get_int64(env, *elems, &mut us) } == 0
+                || unsafe { enif_get_int64(env, *elems.add(1), &mut precision) } == 0
+                || !(0..=999_999).contains(&us)
+                || !(0..=6).contains(&precision)
+            {
+                return None;
+            }
+            if precision > 0 {
+                text.push(b'.');
+                let start = text.len();
+                pad(&mut text, us, 6);
+                text.truncate(start + precision as usize);
+            }
+        }
+        if kind == Calendar::DateTime {
+            let (utc, std) = (int(atoms::utc_offset())?, int(atoms::std_offset())?);
+            let zone = get(atoms::time_zone())?;
+            let zone = self.binary(zone)?;
+            if utc == 0 && std == 0 && zone == b"Etc/UTC" {
+                text.push(b'Z');
+            } else {
+                let total = utc + std;
+                let seconds = total.abs();
+                text.push(if total < 0 { b'-' } else { b'+' });
+                pad(&mut text, seconds / 3600, 2);
+                text.push(b':');
+                pad(&mut text, (seconds % 3600) / 60, 2);
+            }
+        }
+        out.push(b'"');
+        out.extend(&text);
+        out.push(b'"');
+        Some(())
     }
 
     /// Where a struct's values are read in place: its flat map's keys and values (null when not flat).
