@@ -46,6 +46,24 @@ defimpl RustyJson.Encoder, for: Any do
         # and their keys as written.
         def __template__, do: {unquote(all_keys), unquote(fields), unquote(keys)}
 
+        # When this module is loaded again (code reloading in development), the NIF's copy of the template is
+        # replaced. Only when the NIF is already loaded: on_load must not load other modules (embedded mode).
+        @on_load :__rusty_json_reload__
+        @doc false
+        def __rusty_json_reload__ do
+          if :erlang.module_loaded(RustyJson.Native) do
+            {all_keys, fields, keys} = __template__()
+
+            try do
+              RustyJson.Native.register_template(unquote(module), all_keys, fields, keys)
+            catch
+              _, _ -> :ok
+            end
+          end
+
+          :ok
+        end
+
         def encode(%{unquote_splicing(pattern)}, unquote(opts_var)), do: unquote(body)
       end
     end

@@ -129,6 +129,12 @@ defmodule RustyJson.StructsTest do
     assert RustyJson.encode!([extra]) == ~s([{"name":"n","id":1}])
   end
 
+  test "a reloaded derived module replaces the NIF's template" do
+    impl = RustyJson.Encoder.impl_for(%Derived{})
+    assert impl.__rusty_json_reload__() == :ok
+    assert RustyJson.encode!([%Derived{age: 2}]) == ~s([{"age":2,"email":null,"name":null}])
+  end
+
   test "Protocol.UndefinedError tells how to derive" do
     assert {:error, %Protocol.UndefinedError{} = e} = RustyJson.encode(%NoImpl{})
     msg = Exception.message(e)

@@ -7,9 +7,14 @@
 //! scheduler with the output so far (in a `Partial` resource) and each open container's position; there the stack
 //! is rebuilt from those positions and the walk goes on without a limit (BENCHMARKS.md has the measurements).
 //!
-//! What the walk cannot do natively (structs other than `RustyJson.Fragment`, fragment functions, map keys that
-//! are not binaries, atoms or numbers) makes it return `{:error, :elixir}`: Elixir resolves those through the
-//! protocol and calls again.
+//! Structs: fragments, ordered objects, Calendar.ISO dates and times, and derived structs whose compiled template
+//! is registered (`register_template`, a global table keyed by module atom) are written here in the same walk.
+//! Any other struct (a custom `defimpl`, a fragment function, a derived module met for the first time) is left as a
+//! hole: the walk goes on and returns `{:holes, iolist}`, the output's pieces (sub-binaries of the one result
+//! binary) alternating with those terms, which Elixir writes through the protocol (one pass, no restart). With
+//! `pretty:` (a hole's JSON would need re-indenting), after an error when holes are pending (so errors come in
+//! document order), and for map keys that are not binaries, atoms or numbers, the walk returns
+//! `{:error, :elixir}`: Elixir resolves the term and calls again.
 
 use std::collections::HashMap;
 use std::collections::HashSet;
@@ -537,6 +542,29 @@ fn finish<'a>(env: Env<'a>, out: Buffer<BinStorage>) -> Term<'a> {
             Term::new(env, result)
         }
     }
+}
+
+/// Writes `v` in decimal with at least `width` digits (zero-padded), as Calendar.ISO's `zero_pad`: a negative
+/// value is `-` and its padded absolute value.
+fn pad(out: &mut Out, v: i64, width: usize) {
+    let mut digits = [0u8; 20];
+    let mut n = v.unsigned_abs();
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    if v < 0 {
+        out.push(b'-');
+    }
+    for _ in (digits.len() - i)..width {
+        out.push(b'0');
+    }
+    out.extend(&digits[i..]);
 }
 
 /// The calendar types written natively.
@@ -1407,95 +1435,97 @@ impl<'o> Walker<'o> {
     /// Writes a Calendar.ISO date/time as its `to_iso8601/1` string; None (nothing written) when the struct is
     /// not one the NIF can vouch for (another calendar, odd field values): then the protocol path writes it.
     fn write_calendar(&self, term: ErlNifTerm, kind: Calendar, out: &mut Out) -> Option<()> {
+        let start = out.len();
+        let written = self.write_calendar_text(term, kind, out);
+        if written.is_none() {
+            out.truncate(start);
+        }
+        written
+    }
+
+    fn write_calendar_text(&self, term: ErlNifTerm, kind: Calendar, out: &mut Out) -> Option<()> {
         let env = self.env;
+        let flat = tag::flatmap(term);
         let get = |key: rustler::Atom| {
+            let key = key.as_c_arg();
+            if let Some((keys, vals, len)) = flat {
+                // SAFETY: i < len; the map lives for the call.
+                return (0..len)
+                    .find(|&i| unsafe { *keys.add(i) } == key)
+                    .map(|i| unsafe { *vals.add(i) });
+            }
             let mut v = ErlNifTerm::default();
-            (unsafe { enif_get_map_value(env, term, key.as_c_arg(), &mut v) } != 0).then_some(v)
+            (unsafe { enif_get_map_value(env, term, key, &mut v) } != 0).then_some(v)
         };
-        let int = |key: rustler::Atom| {
-            let v = get(key)?;
-            let mut i: i64 = 0;
-            (unsafe { enif_get_int64(env, v, &mut i) } != 0).then_some(i)
+        let int_of = |v: ErlNifTerm| {
+            tag::small(v).or_else(|| {
+                let mut i: i64 = 0;
+                (unsafe { enif_get_int64(env, v, &mut i) } != 0).then_some(i)
+            })
         };
+        let int = |key: rustler::Atom| int_of(get(key)?);
+        let nonneg = |key: rustler::Atom| int(key).filter(|v| *v >= 0);
         if get(atoms::calendar())? != atoms::calendar_iso().as_c_arg() {
             return None;
         }
-        let mut text: Vec<u8> = Vec::with_capacity(40);
-        let pad = |text: &mut Vec<u8>, v: i64, width: usize| {
-            let digits = v.unsigned_abs().to_string();
-            if v < 0 {
-                text.push(b'-');
-            }
-            for _ in digits.len()..width {
-                text.push(b'0');
-            }
-            text.extend_from_slice(digits.as_bytes());
-        };
-        let nonneg = |v: i64| (v >= 0).then_some(v);
+        out.push(b'"');
         if kind != Calendar::Time {
             let (y, m, d) = (
                 int(atoms::year())?,
-                nonneg(int(atoms::month())?)?,
-                nonneg(int(atoms::day())?)?,
+                nonneg(atoms::month())?,
+                nonneg(atoms::day())?,
             );
-            pad(&mut text, y, 4);
-            text.push(b'-');
-            pad(&mut text, m, 2);
-            text.push(b'-');
-            pad(&mut text, d, 2);
+            pad(out, y, 4);
+            out.push(b'-');
+            pad(out, m, 2);
+            out.push(b'-');
+            pad(out, d, 2);
         }
         if kind != Calendar::Date {
             if kind != Calendar::Time {
-                text.push(b'T');
+                out.push(b'T');
             }
             let (h, mi, sec) = (
-                nonneg(int(atoms::hour())?)?,
-                nonneg(int(atoms::minute())?)?,
-                nonneg(int(atoms::second())?)?,
+                nonneg(atoms::hour())?,
+                nonneg(atoms::minute())?,
+                nonneg(atoms::second())?,
             );
-            pad(&mut text, h, 2);
-            text.push(b':');
-            pad(&mut text, mi, 2);
-            text.push(b':');
-            pad(&mut text, sec, 2);
+            pad(out, h, 2);
+            out.push(b':');
+            pad(out, mi, 2);
+            out.push(b':');
+            pad(out, sec, 2);
             let micro = get(atoms::microsecond())?;
             let mut arity = 0;
             let mut elems: *const ErlNifTerm = ptr::null();
             if unsafe { enif_get_tuple(env, micro, &mut arity, &mut elems) } == 0 || arity != 2 {
                 return None;
             }
-            let (mut us, mut precision): (i64, i64) = (0, 0);
-            if unsafe { enif_get_int64(env, *elems, &mut us) } == 0
-                || unsafe { enif_get_int64(env, *elems.add(1), &mut precision) } == 0
-                || !(0..=999_999).contains(&us)
-                || !(0..=6).contains(&precision)
-            {
+            let (us, precision) = unsafe { (int_of(*elems)?, int_of(*elems.add(1))?) };
+            if !(0..=999_999).contains(&us) || !(0..=6).contains(&precision) {
                 return None;
             }
             if precision > 0 {
-                text.push(b'.');
-                let start = text.len();
-                pad(&mut text, us, 6);
-                text.truncate(start + precision as usize);
+                out.push(b'.');
+                let at = out.len();
+                pad(out, us, 6);
+                out.truncate(at + precision as usize);
             }
         }
         if kind == Calendar::DateTime {
             let (utc, std) = (int(atoms::utc_offset())?, int(atoms::std_offset())?);
-            let zone = get(atoms::time_zone())?;
-            let zone = self.binary(zone)?;
+            let zone = self.binary(get(atoms::time_zone())?)?;
             if utc == 0 && std == 0 && zone == b"Etc/UTC" {
-                text.push(b'Z');
+                out.push(b'Z');
             } else {
-                let total = utc + std;
-                let seconds = total.abs();
-                text.push(if total < 0 { b'-' } else { b'+' });
-                pad(&mut text, seconds / 3600, 2);
-                text.push(b':');
-                pad(&mut text, (seconds % 3600) / 60, 2);
+                let total = utc.checked_add(std)?;
+                let seconds = total.checked_abs()?;
+                out.push(if total < 0 { b'-' } else { b'+' });
+                pad(out, seconds / 3600, 2);
+                out.push(b':');
+                pad(out, (seconds % 3600) / 60, 2);
             }
         }
-        out.push(b'"');
-        out.extend(&text);
         out.push(b'"');
         Some(())
     }
