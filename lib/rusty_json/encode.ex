@@ -100,20 +100,23 @@ defmodule RustyJson.Encode do
 
   defp hole(binary, _opts) when is_binary(binary), do: binary
 
+  defp hole(%module{} = struct, opts)
+       when module in [Fragment, Date, Time, NaiveDateTime, DateTime, Decimal] do
+    %Fragment{encode: iodata} = resolve_struct(struct, opts)
+    iodata
+  end
+
   defp hole(struct, opts) do
-    if register(struct) do
-      value(struct, opts)
-    else
-      %Fragment{encode: iodata} = resolve_struct(struct, opts)
-      iodata
-    end
+    impl = RustyJson.Encoder.impl_for(struct)
+
+    if register(impl, struct),
+      do: value(struct, opts),
+      else: impl.encode(struct, opts)
   end
 
   # Registers the template of a derived struct's module with the NIF (then it writes such structs itself).
-  # Returns whether it did.
-  defp register(%module{} = struct) do
-    impl = RustyJson.Encoder.impl_for(struct)
-
+  # Returns whether the NIF can now write `struct`.
+  defp register(impl, %module{} = struct) do
     if function_exported?(impl, :__template__, 0) do
       {all_keys, fields, keys} = impl.__template__()
 
@@ -201,7 +204,8 @@ defmodule RustyJson.Encode do
     do: %Fragment{encode: [?", apply(module, :to_string, [decimal, :normal]), ?"]}
 
   defp resolve_struct(struct, opts) do
-    register(struct)
-    %Fragment{encode: RustyJson.Encoder.encode(struct, opts)}
+    impl = RustyJson.Encoder.impl_for(struct)
+    register(impl, struct)
+    %Fragment{encode: impl.encode(struct, opts)}
   end
 end
