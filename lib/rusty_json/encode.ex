@@ -102,8 +102,10 @@ defmodule RustyJson.Encode do
 
   defp hole(%module{} = struct, opts)
        when module in [Fragment, Date, Time, NaiveDateTime, DateTime, Decimal] do
-    %Fragment{encode: iodata} = resolve_struct(struct, opts)
-    iodata
+    case resolve_struct(struct, opts) do
+      %Fragment{encode: {:object, _pairs}} = ordered -> value(ordered, opts)
+      %Fragment{encode: iodata} -> iodata
+    end
   end
 
   defp hole(struct, opts) do
@@ -203,9 +205,16 @@ defmodule RustyJson.Encode do
   defp resolve_struct(%module{} = decimal, _opts) when module == Decimal,
     do: %Fragment{encode: [?", apply(module, :to_string, [decimal, :normal]), ?"]}
 
+  # A derived struct stays a struct (the NIF writes it from its template) with its written fields resolved.
   defp resolve_struct(struct, opts) do
     impl = RustyJson.Encoder.impl_for(struct)
-    register(impl, struct)
-    %Fragment{encode: impl.encode(struct, opts)}
+
+    if register(impl, struct) do
+      {_all_keys, fields, _keys} = impl.__template__()
+
+      Enum.reduce(fields, struct, fn field, acc -> Map.update!(acc, field, &resolve(&1, opts)) end)
+    else
+      %Fragment{encode: impl.encode(struct, opts)}
+    end
   end
 end

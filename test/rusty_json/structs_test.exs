@@ -107,6 +107,18 @@ defmodule RustyJson.StructsTest do
              )
   end
 
+  test "pretty output with a custom implementation among many derived structs" do
+    list = Enum.map(1..50, &%Derived{age: &1, name: %Point{x: &1, y: [%Inner{x: &1}]}})
+
+    maps =
+      Enum.map(1..50, fn i ->
+        %{age: i, email: nil, name: %{"xy" => [i, [%{x: i, y: [1, 2]}]]}}
+      end)
+
+    assert RustyJson.encode!(list, pretty: true) == RustyJson.encode!(maps, pretty: true)
+    assert RustyJson.encode!(list) == RustyJson.encode!(maps)
+  end
+
   test "errors inside derived structs are Jason's" do
     assert {:error, %EncodeError{message: "invalid byte 0xFF in <<255>>"}} =
              RustyJson.encode([%Derived{name: <<255>>}])
