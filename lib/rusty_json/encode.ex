@@ -67,6 +67,20 @@ defmodule RustyJson.Encode do
   @spec result(term(), term(), EncodeOptions.t()) :: {:ok, binary()} | {:error, Exception.t()}
   def result(json, _term, _opts) when is_binary(json), do: {:ok, json}
   def result({:holes, parts}, _term, opts), do: fill_holes(parts, EncodeOptions.compact(opts))
+
+  def result({:error, :elixir}, term, {_, _, {indent, line, colon}} = opts) do
+    # Pretty output with structs left for Elixir: encode compactly (holes filled), then lay out as Jason does
+    # (its `pretty:` is the Formatter on the compact text).
+    case result(
+           Native.encode(term, EncodeOptions.compact(opts)),
+           term,
+           EncodeOptions.compact(opts)
+         ) do
+      {:ok, json} -> {:ok, RustyJson.Formatter.format(json, indent, line, line, colon)}
+      error -> error
+    end
+  end
+
   def result({:error, :elixir}, term, opts), do: run_resolved(term, opts)
   def result({:error, reason}, _term, _opts), do: {:error, exception(reason)}
 
@@ -124,7 +138,7 @@ defmodule RustyJson.Encode do
 
       # A map that is not the struct's shape stays with the protocol (the NIF would leave it again).
       Native.register_template(module, all_keys, fields, keys) == :ok and
-        map_size(struct) == length(all_keys)
+        map_size(struct) == length(all_keys) and Enum.all?(fields, &is_map_key(struct, &1))
     else
       false
     end

@@ -137,6 +137,9 @@ defmodule RustyJson.StructsTest do
   test "a map that is not its struct's shape goes through the protocol" do
     partial = %{__struct__: Derived, name: "x"}
     assert_raise FunctionClauseError, fn -> RustyJson.encode!([partial]) end
+    swapped = %{__struct__: Derived, name: "x", age: 1, other: 2}
+    assert_raise FunctionClauseError, fn -> RustyJson.encode!([swapped]) end
+    assert_raise FunctionClauseError, fn -> RustyJson.encode!([swapped], pretty: true) end
     extra = Map.put(%DerivedOnly{id: 1, name: "n"}, :more, 1)
     assert RustyJson.encode!([extra]) == ~s([{"name":"n","id":1}])
   end
