@@ -57,8 +57,8 @@ defmodule RustyJson.Encode do
     do: value(%Fragment{encode: {:object, pairs}}, opts)
 
   @doc false
-  # The whole encode: one NIF pass; when the NIF meets what only Elixir can do (structs, fragment functions,
-  # unusual map keys) it says so, the term is resolved here and the NIF runs again.
+  # The whole encode: one NIF pass. Structs the NIF cannot write come back as holes filled here; only unusual
+  # map keys (and errors met while holes are pending) make the term be resolved here and the NIF run again.
   @spec run(term(), EncodeOptions.t()) :: {:ok, binary()} | {:error, Exception.t()}
   def run(term, opts), do: result(Native.encode(term, opts), term, opts)
 

@@ -12,8 +12,9 @@
 //! Any other struct (a custom `defimpl`, a fragment function, a derived module met for the first time) is left as a
 //! hole: the walk goes on and returns `{:holes, iolist}`, the output's pieces (sub-binaries of the one result
 //! binary) alternating with those terms, which Elixir writes through the protocol (one pass, no restart). With
-//! `pretty:` (a hole's JSON would need re-indenting), after an error when holes are pending (so errors come in
-//! document order), and for map keys that are not binaries, atoms or numbers, the walk returns
+//! `pretty:` a hole returns `{:error, :elixir}` at once (Elixir then encodes compactly, holes filled, and lays the
+//! text out with the Formatter, as Jason's `pretty:` does). After an error when holes are pending (so errors come
+//! in document order), and for map keys that are not binaries, atoms or numbers, the walk returns
 //! `{:error, :elixir}`: Elixir resolves the term and calls again.
 
 use std::collections::HashMap;
