@@ -64,6 +64,11 @@ defimpl RustyJson.Encoder, for: Any do
           :ok
         end
 
+        # The struct's own shape: one native encode from the template (registered on first use).
+        def encode(%{unquote_splicing(pattern)} = struct, opts)
+            when map_size(struct) == unquote(length(all_keys)),
+            do: RustyJson.Encode.value(struct, opts)
+
         def encode(%{unquote_splicing(pattern)}, unquote(opts_var)), do: unquote(body)
       end
     end

@@ -50,6 +50,14 @@ defmodule RustyJson.StructsTest do
       iodata = RustyJson.Encoder.encode(value, [])
       assert IO.iodata_to_binary(iodata) == RustyJson.encode!(value)
     end
+
+    # Not the struct's own shape (an extra key): the compiled iodata template.
+    odd = Map.put(%Derived{name: "</", age: %Inner{x: 1}}, :extra, 1)
+    iodata = RustyJson.Encoder.encode(odd, escape: :html_safe)
+    assert is_list(iodata)
+
+    assert IO.iodata_to_binary(iodata) ==
+             ~s({"age":{"x":1,"y":[1,2]},"email":null,"name":"\u003C\/"})
   end
 
   test "derived keys are written raw, as Jason writes them" do
