@@ -57,7 +57,7 @@ defmodule RustyJson.StructsTest do
     assert is_list(iodata)
 
     assert IO.iodata_to_binary(iodata) ==
-             ~s({"age":{"x":1,"y":[1,2]},"email":null,"name":"\u003C\/"})
+             ~s({"age":{"x":1,"y":[1,2]},"email":null,"name":"\\u003C\\/"})
   end
 
   test "derived keys are written raw, as Jason writes them" do
