@@ -17,6 +17,13 @@ defprotocol RustyJson.Encoder do
 
   Date, Time, NaiveDateTime and DateTime encode as ISO 8601 strings and Decimal as its `:normal` string; those
   are handled before the protocol, like Jason does.
+
+  A derived implementation is a compiled template (fields in order, keys escaped at compile time) that the NIF
+  writes itself once the module is registered (on first use), in the same pass as the rest of the document.
+
+  Migrating from Jason: a struct with no implementation of this protocol but a `Jason.Encoder` implementation
+  (Jason loaded) is encoded with Jason's (`Jason.encode_to_iodata!/2` with the call's `escape` and `maps`), so an
+  app can switch libraries before it rewrites its `@derive Jason.Encoder`s.
   """
 
   @fallback_to_any true

@@ -158,6 +158,11 @@ defmodule RustyJson.StructsTest do
     assert RustyJson.encode!([%Derived{age: 2}]) == ~s([{"age":2,"email":null,"name":null}])
   end
 
+  test "without Jason loaded there is no Jason fallback" do
+    refute Code.ensure_loaded?(Jason.Encoder)
+    assert RustyJson.Encoder.Derive.jason_impl(%NoImpl{}) == nil
+  end
+
   test "Protocol.UndefinedError tells how to derive" do
     assert {:error, %Protocol.UndefinedError{} = e} = RustyJson.encode(%NoImpl{})
     msg = Exception.message(e)
