@@ -103,7 +103,8 @@ defmodule RustyJson.Encode do
   # The NIF wrote everything but some structs (unregistered derived structs, custom implementations, fragment
   # functions): `parts` alternates its output's pieces with those terms, written here through the protocol.
   defp fill_holes(parts, opts) do
-    {:ok, parts |> Enum.map(&hole(&1, opts)) |> IO.iodata_to_binary()}
+    {iodata, _registered} = Enum.map_reduce(parts, %{}, &hole(&1, &2, opts))
+    {:ok, IO.iodata_to_binary(iodata)}
   rescue
     e in EncodeError ->
       {:error, e}
@@ -112,22 +113,30 @@ defmodule RustyJson.Encode do
       if e.protocol == RustyJson.Encoder, do: {:error, e}, else: reraise(e, __STACKTRACE__)
   end
 
-  defp hole(binary, _opts) when is_binary(binary), do: binary
+  # `registered`: the derived modules registered during this call, with their size (`__struct__` included).
+  defp hole(binary, registered, _opts) when is_binary(binary), do: {binary, registered}
 
-  defp hole(%module{} = struct, opts)
+  defp hole(%module{} = struct, registered, opts)
        when module in [Fragment, Date, Time, NaiveDateTime, DateTime, Decimal] do
     case resolve_struct(struct, opts) do
-      %Fragment{encode: {:object, _pairs}} = ordered -> value(ordered, opts)
-      %Fragment{encode: iodata} -> iodata
+      %Fragment{encode: {:object, _pairs}} = ordered -> {value(ordered, opts), registered}
+      %Fragment{encode: iodata} -> {iodata, registered}
     end
   end
 
-  defp hole(struct, opts) do
-    impl = RustyJson.Encoder.impl_for(struct)
+  defp hole(%module{} = struct, registered, opts) do
+    case registered do
+      # Registered a moment ago: the NIF writes it (a struct of another shape went the protocol's way).
+      %{^module => size} when map_size(struct) == size ->
+        {value(struct, opts), registered}
 
-    if register(impl, struct),
-      do: value(struct, opts),
-      else: impl.encode(struct, opts)
+      _ ->
+        impl = RustyJson.Encoder.impl_for(struct)
+
+        if register(impl, struct),
+          do: {value(struct, opts), Map.put(registered, module, map_size(struct))},
+          else: {impl.encode(struct, opts), registered}
+    end
   end
 
   # Registers the template of a derived struct's module with the NIF (then it writes such structs itself).
