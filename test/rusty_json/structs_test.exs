@@ -127,6 +127,19 @@ defmodule RustyJson.StructsTest do
     assert RustyJson.encode!(list) == RustyJson.encode!(maps)
   end
 
+  test "maps with String.Chars keys inside derived structs and custom implementations" do
+    v = [
+      %Derived{name: %{~D[2026-01-01] => 1}},
+      %Point{x: %{1.5 => %Inner{x: %{nil => 2}}}, y: 0}
+    ]
+
+    assert RustyJson.encode!(v) ==
+             ~s([{"age":null,"email":null,"name":{"2026-01-01":1}},) <>
+               ~s({"xy":[{"1.5":{"x":{"nil":2},"y":[1,2]}},0]}])
+
+    assert_raise Protocol.UndefinedError, fn -> RustyJson.encode(%Derived{name: %{{:t} => 1}}) end
+  end
+
   test "errors inside derived structs are Jason's" do
     assert {:error, %EncodeError{message: "invalid byte 0xFF in <<255>>"}} =
              RustyJson.encode([%Derived{name: <<255>>}])
