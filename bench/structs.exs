@@ -44,6 +44,16 @@ nested = fn ->
   }
 end
 
+dated = fn i ->
+  %S5{
+    id: i,
+    name: "user #{i}",
+    email: ~U[2026-11-22 12:00:00.123456Z],
+    active: ~D[2026-11-22],
+    score: i
+  }
+end
+
 custom = fn i ->
   %Custom{id: i, name: "user #{i}", email: "user#{i}@example.com", active: true, score: i * 1.5}
 end
@@ -52,6 +62,9 @@ end
 plain = fn
   term, plain when is_list(term) ->
     Enum.map(term, &plain.(&1, plain))
+
+  %module{} = s, _plain when module in [Date, DateTime] ->
+    module.to_iso8601(s)
 
   %_{} = s, plain ->
     s |> Map.from_struct() |> Map.new(fn {k, v} -> {Atom.to_string(k), plain.(v, plain)} end)
@@ -65,6 +78,7 @@ cases = [
   {"1 struct, 10 fields", s10.(1)},
   {"1000 structs, 5 fields", Enum.map(1..1000, s5)},
   {"1000 structs, 10 fields", Enum.map(1..1000, s10)},
+  {"1000 structs with dates", Enum.map(1..1000, dated)},
   {"3-level nesting (111)", nested.()},
   {"100 custom defimpl", Enum.map(1..100, custom)}
 ]

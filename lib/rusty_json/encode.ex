@@ -57,8 +57,8 @@ defmodule RustyJson.Encode do
     do: value(%Fragment{encode: {:object, pairs}}, opts)
 
   @doc false
-  # The whole encode: one NIF pass; when the NIF meets what only Elixir can do (structs, fragment functions,
-  # unusual map keys) it says so, the term is resolved here and the NIF runs again.
+  # The whole encode: one NIF pass. Structs the NIF cannot write come back as holes filled here; only unusual
+  # map keys (and errors met while holes are pending) make the term be resolved here and the NIF run again.
   @spec run(term(), EncodeOptions.t()) :: {:ok, binary()} | {:error, Exception.t()}
   def run(term, opts), do: result(Native.encode(term, opts), term, opts)
 
@@ -67,6 +67,20 @@ defmodule RustyJson.Encode do
   @spec result(term(), term(), EncodeOptions.t()) :: {:ok, binary()} | {:error, Exception.t()}
   def result(json, _term, _opts) when is_binary(json), do: {:ok, json}
   def result({:holes, parts}, _term, opts), do: fill_holes(parts, EncodeOptions.compact(opts))
+
+  def result({:error, :elixir}, term, {_, _, {indent, line, colon}} = opts) do
+    # Pretty output with structs left for Elixir: encode compactly (holes filled), then lay out as Jason does
+    # (its `pretty:` is the Formatter on the compact text).
+    case result(
+           Native.encode(term, EncodeOptions.compact(opts)),
+           term,
+           EncodeOptions.compact(opts)
+         ) do
+      {:ok, json} -> {:ok, RustyJson.Formatter.format(json, indent, line, line, colon)}
+      error -> error
+    end
+  end
+
   def result({:error, :elixir}, term, opts), do: run_resolved(term, opts)
   def result({:error, reason}, _term, _opts), do: {:error, exception(reason)}
 
@@ -89,7 +103,8 @@ defmodule RustyJson.Encode do
   # The NIF wrote everything but some structs (unregistered derived structs, custom implementations, fragment
   # functions): `parts` alternates its output's pieces with those terms, written here through the protocol.
   defp fill_holes(parts, opts) do
-    {:ok, parts |> Enum.map(&hole(&1, opts)) |> IO.iodata_to_binary()}
+    {iodata, _registered} = Enum.map_reduce(parts, %{}, &hole(&1, &2, opts))
+    {:ok, IO.iodata_to_binary(iodata)}
   rescue
     e in EncodeError ->
       {:error, e}
@@ -98,28 +113,41 @@ defmodule RustyJson.Encode do
       if e.protocol == RustyJson.Encoder, do: {:error, e}, else: reraise(e, __STACKTRACE__)
   end
 
-  defp hole(binary, _opts) when is_binary(binary), do: binary
+  # `registered`: the derived modules registered during this call, with their size (`__struct__` included).
+  defp hole(binary, registered, _opts) when is_binary(binary), do: {binary, registered}
 
-  defp hole(struct, opts) do
-    if register(struct) do
-      value(struct, opts)
-    else
-      %Fragment{encode: iodata} = resolve_struct(struct, opts)
-      iodata
+  defp hole(%module{} = struct, registered, opts)
+       when module in [Fragment, Date, Time, NaiveDateTime, DateTime, Decimal] do
+    case resolve_struct(struct, opts) do
+      %Fragment{encode: {:object, _pairs}} = ordered -> {value(ordered, opts), registered}
+      %Fragment{encode: iodata} -> {iodata, registered}
+    end
+  end
+
+  defp hole(%module{} = struct, registered, opts) do
+    case registered do
+      # Registered a moment ago: the NIF writes it (a struct of another shape went the protocol's way).
+      %{^module => size} when map_size(struct) == size ->
+        {value(struct, opts), registered}
+
+      _ ->
+        impl = RustyJson.Encoder.impl_for(struct)
+
+        if register(impl, struct),
+          do: {value(struct, opts), Map.put(registered, module, map_size(struct))},
+          else: {impl.encode(struct, opts), registered}
     end
   end
 
   # Registers the template of a derived struct's module with the NIF (then it writes such structs itself).
-  # Returns whether it did.
-  defp register(%module{} = struct) do
-    impl = RustyJson.Encoder.impl_for(struct)
-
+  # Returns whether the NIF can now write `struct`.
+  defp register(impl, %module{} = struct) do
     if function_exported?(impl, :__template__, 0) do
       {all_keys, fields, keys} = impl.__template__()
 
       # A map that is not the struct's shape stays with the protocol (the NIF would leave it again).
       Native.register_template(module, all_keys, fields, keys) == :ok and
-        map_size(struct) == length(all_keys)
+        map_size(struct) == length(all_keys) and Enum.all?(fields, &is_map_key(struct, &1))
     else
       false
     end
@@ -200,8 +228,16 @@ defmodule RustyJson.Encode do
   defp resolve_struct(%module{} = decimal, _opts) when module == Decimal,
     do: %Fragment{encode: [?", apply(module, :to_string, [decimal, :normal]), ?"]}
 
+  # A derived struct stays a struct (the NIF writes it from its template) with its written fields resolved.
   defp resolve_struct(struct, opts) do
-    register(struct)
-    %Fragment{encode: RustyJson.Encoder.encode(struct, opts)}
+    impl = RustyJson.Encoder.impl_for(struct)
+
+    if register(impl, struct) do
+      {_all_keys, fields, _keys} = impl.__template__()
+
+      Enum.reduce(fields, struct, fn field, acc -> Map.update!(acc, field, &resolve(&1, opts)) end)
+    else
+      %Fragment{encode: impl.encode(struct, opts)}
+    end
   end
 end

@@ -17,6 +17,13 @@ defprotocol RustyJson.Encoder do
 
   Date, Time, NaiveDateTime and DateTime encode as ISO 8601 strings and Decimal as its `:normal` string; those
   are handled before the protocol, like Jason does.
+
+  A derived implementation is a compiled template (fields in order, keys escaped at compile time) that the NIF
+  writes itself once the module is registered (on first use), in the same pass as the rest of the document.
+
+  Migrating from Jason: a struct with no implementation of this protocol but a `Jason.Encoder` implementation
+  (Jason loaded) is encoded with Jason's (`Jason.encode_to_iodata!/2` with the call's `escape` and `maps`), so an
+  app can switch libraries before it rewrites its `@derive Jason.Encoder`s.
   """
 
   @fallback_to_any true
@@ -45,6 +52,29 @@ defimpl RustyJson.Encoder, for: Any do
         # The compiled template the NIF writes this struct from: the struct's keys, the written fields in order,
         # and their keys as written.
         def __template__, do: {unquote(all_keys), unquote(fields), unquote(keys)}
+
+        # When this module is loaded again (code reloading in development), the NIF's copy of the template is
+        # replaced. Only when the NIF is already loaded: on_load must not load other modules (embedded mode).
+        @on_load :__rusty_json_reload__
+        @doc false
+        def __rusty_json_reload__ do
+          if :erlang.module_loaded(RustyJson.Native) do
+            {all_keys, fields, keys} = __template__()
+
+            try do
+              RustyJson.Native.register_template(unquote(module), all_keys, fields, keys)
+            catch
+              _, _ -> :ok
+            end
+          end
+
+          :ok
+        end
+
+        # The struct's own shape: one native encode from the template (registered on first use).
+        def encode(%{unquote_splicing(pattern)} = struct, opts)
+            when map_size(struct) == unquote(length(all_keys)),
+            do: RustyJson.Encode.value(struct, opts)
 
         def encode(%{unquote_splicing(pattern)}, unquote(opts_var)), do: unquote(body)
       end

@@ -55,13 +55,16 @@ defmodule RustyJson.Formatter do
     format(input, "", "", record, "")
   end
 
-  defp format(input, indent, line, record, colon) when is_binary(input) or is_list(input) do
+  @doc false
+  # Lays out `input` with the given binaries, on a dirty scheduler when it is large.
+  @spec format(iodata(), binary(), binary(), binary(), binary()) :: binary()
+  def format(input, indent, line, record, colon) when is_binary(input) or is_list(input) do
     if IO.iodata_length(input) > @dirty_bytes,
       do: Native.format_dirty(input, indent, line, record, colon),
       else: Native.format(input, indent, line, record, colon)
   end
 
-  defp format(input, _indent, _line, _record, _colon) do
+  def format(input, _indent, _line, _record, _colon) do
     raise ArgumentError, "expected iodata, got: #{inspect(input)}"
   end
 

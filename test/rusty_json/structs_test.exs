@@ -50,6 +50,14 @@ defmodule RustyJson.StructsTest do
       iodata = RustyJson.Encoder.encode(value, [])
       assert IO.iodata_to_binary(iodata) == RustyJson.encode!(value)
     end
+
+    # Not the struct's own shape (an extra key): the compiled iodata template.
+    odd = Map.put(%Derived{name: "</", age: %Inner{x: 1}}, :extra, 1)
+    iodata = RustyJson.Encoder.encode(odd, escape: :html_safe)
+    assert is_list(iodata)
+
+    assert IO.iodata_to_binary(iodata) ==
+             ~s({"age":{"x":1,"y":[1,2]},"email":null,"name":"\\u003C\\/"})
   end
 
   test "derived keys are written raw, as Jason writes them" do
@@ -107,6 +115,31 @@ defmodule RustyJson.StructsTest do
              )
   end
 
+  test "pretty output with a custom implementation among many derived structs" do
+    list = Enum.map(1..50, &%Derived{age: &1, name: %Point{x: &1, y: [%Inner{x: &1}]}})
+
+    maps =
+      Enum.map(1..50, fn i ->
+        %{age: i, email: nil, name: %{"xy" => [i, [%{x: i, y: [1, 2]}]]}}
+      end)
+
+    assert RustyJson.encode!(list, pretty: true) == RustyJson.encode!(maps, pretty: true)
+    assert RustyJson.encode!(list) == RustyJson.encode!(maps)
+  end
+
+  test "maps with String.Chars keys inside derived structs and custom implementations" do
+    v = [
+      %Derived{name: %{~D[2026-01-01] => 1}},
+      %Point{x: %{1.5 => %Inner{x: %{nil => 2}}}, y: 0}
+    ]
+
+    assert RustyJson.encode!(v) ==
+             ~s([{"age":null,"email":null,"name":{"2026-01-01":1}},) <>
+               ~s({"xy":[{"1.5":{"x":{"nil":2},"y":[1,2]}},0]}])
+
+    assert_raise Protocol.UndefinedError, fn -> RustyJson.encode(%Derived{name: %{{:t} => 1}}) end
+  end
+
   test "errors inside derived structs are Jason's" do
     assert {:error, %EncodeError{message: "invalid byte 0xFF in <<255>>"}} =
              RustyJson.encode([%Derived{name: <<255>>}])
@@ -125,8 +158,22 @@ defmodule RustyJson.StructsTest do
   test "a map that is not its struct's shape goes through the protocol" do
     partial = %{__struct__: Derived, name: "x"}
     assert_raise FunctionClauseError, fn -> RustyJson.encode!([partial]) end
+    swapped = %{__struct__: Derived, name: "x", age: 1, other: 2}
+    assert_raise FunctionClauseError, fn -> RustyJson.encode!([swapped]) end
+    assert_raise FunctionClauseError, fn -> RustyJson.encode!([swapped], pretty: true) end
     extra = Map.put(%DerivedOnly{id: 1, name: "n"}, :more, 1)
     assert RustyJson.encode!([extra]) == ~s([{"name":"n","id":1}])
+  end
+
+  test "a reloaded derived module replaces the NIF's template" do
+    impl = RustyJson.Encoder.impl_for(%Derived{})
+    assert impl.__rusty_json_reload__() == :ok
+    assert RustyJson.encode!([%Derived{age: 2}]) == ~s([{"age":2,"email":null,"name":null}])
+  end
+
+  test "without Jason loaded there is no Jason fallback" do
+    # (With Jason loaded, a struct it cannot encode either has no fallback too.)
+    assert RustyJson.Encoder.Derive.jason_impl(%NoImpl{}) == nil
   end
 
   test "Protocol.UndefinedError tells how to derive" do
