@@ -1785,6 +1785,7 @@ impl<'o> Walker<'o> {
         if self.atom_bytes.len() + written.len() <= ATOM_CACHE_BYTES {
             if self.atom_cache.is_empty() {
                 self.atom_cache = vec![(ErlNifTerm::default(), 0, 0); ATOM_CACHE_SLOTS];
+                self.atom_bytes.reserve(256);
             }
             let start = self.atom_bytes.len() as u32;
             self.atom_bytes.extend_from_slice(written);
