@@ -770,6 +770,8 @@ struct Walker<'o> {
     mark: Mark,
     atom_cache: Vec<(ErlNifTerm, u32, u32)>,
     atom_bytes: Vec<u8>,
+    /// An atom was written before the cache existed.
+    atom_seen: bool,
     nil: ErlNifTerm,
     true_: ErlNifTerm,
     false_: ErlNifTerm,
@@ -813,6 +815,7 @@ impl<'o> Walker<'o> {
             mark: Mark::default(),
             atom_cache: Vec::new(),
             atom_bytes: Vec::new(),
+            atom_seen: false,
             nil: a(atoms::nil()),
             true_: a(atoms::true_()),
             false_: a(atoms::false_()),
@@ -1781,6 +1784,10 @@ impl<'o> Walker<'o> {
         }
         let from = out.len();
         self.write_atom_text(term, out)?;
+        // The cache costs two allocations: not for a call that writes a single atom.
+        if self.atom_cache.is_empty() && !std::mem::replace(&mut self.atom_seen, true) {
+            return Ok(());
+        }
         let written = &out.as_slice()[from..];
         if self.atom_bytes.len() + written.len() <= ATOM_CACHE_BYTES {
             if self.atom_cache.is_empty() {
