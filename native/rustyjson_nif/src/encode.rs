@@ -126,16 +126,22 @@ pub fn register_template<'a>(
         index,
         size: all.len(),
     };
-    if let Ok(mut table) = TEMPLATES.write() {
-        table
-            .get_or_insert_with(HashMap::new)
-            .insert(module.as_c_arg(), Arc::new(template));
-    }
+    // (A poisoned lock still holds a consistent table: inserts are the only writes.)
+    TEMPLATES
+        .write()
+        .unwrap_or_else(|e| e.into_inner())
+        .get_or_insert_with(HashMap::new)
+        .insert(module.as_c_arg(), Arc::new(template));
     rustler::types::atom::ok().encode(env)
 }
 
 fn template(module: ErlNifTerm) -> Option<Arc<Template>> {
-    TEMPLATES.read().ok()?.as_ref()?.get(&module).cloned()
+    TEMPLATES
+        .read()
+        .unwrap_or_else(|e| e.into_inner())
+        .as_ref()?
+        .get(&module)
+        .cloned()
 }
 
 /// How long an encode may run on the calling (normal) scheduler before it continues on a dirty one.
