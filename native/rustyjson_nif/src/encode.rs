@@ -126,16 +126,22 @@ pub fn register_template<'a>(
         index,
         size: all.len(),
     };
-    if let Ok(mut table) = TEMPLATES.write() {
-        table
-            .get_or_insert_with(HashMap::new)
-            .insert(module.as_c_arg(), Arc::new(template));
-    }
+    // (A poisoned lock still holds a consistent table: inserts are the only writes.)
+    TEMPLATES
+        .write()
+        .unwrap_or_else(|e| e.into_inner())
+        .get_or_insert_with(HashMap::new)
+        .insert(module.as_c_arg(), Arc::new(template));
     rustler::types::atom::ok().encode(env)
 }
 
 fn template(module: ErlNifTerm) -> Option<Arc<Template>> {
-    TEMPLATES.read().ok()?.as_ref()?.get(&module).cloned()
+    TEMPLATES
+        .read()
+        .unwrap_or_else(|e| e.into_inner())
+        .as_ref()?
+        .get(&module)
+        .cloned()
 }
 
 /// How long an encode may run on the calling (normal) scheduler before it continues on a dirty one.
@@ -770,6 +776,8 @@ struct Walker<'o> {
     mark: Mark,
     atom_cache: Vec<(ErlNifTerm, u32, u32)>,
     atom_bytes: Vec<u8>,
+    /// An atom was written before the cache existed.
+    atom_seen: bool,
     nil: ErlNifTerm,
     true_: ErlNifTerm,
     false_: ErlNifTerm,
@@ -813,6 +821,7 @@ impl<'o> Walker<'o> {
             mark: Mark::default(),
             atom_cache: Vec::new(),
             atom_bytes: Vec::new(),
+            atom_seen: false,
             nil: a(atoms::nil()),
             true_: a(atoms::true_()),
             false_: a(atoms::false_()),
@@ -1781,10 +1790,15 @@ impl<'o> Walker<'o> {
         }
         let from = out.len();
         self.write_atom_text(term, out)?;
+        // The cache costs two allocations: not for a call that writes a single atom.
+        if self.atom_cache.is_empty() && !std::mem::replace(&mut self.atom_seen, true) {
+            return Ok(());
+        }
         let written = &out.as_slice()[from..];
         if self.atom_bytes.len() + written.len() <= ATOM_CACHE_BYTES {
             if self.atom_cache.is_empty() {
                 self.atom_cache = vec![(ErlNifTerm::default(), 0, 0); ATOM_CACHE_SLOTS];
+                self.atom_bytes.reserve(256);
             }
             let start = self.atom_bytes.len() as u32;
             self.atom_bytes.extend_from_slice(written);
