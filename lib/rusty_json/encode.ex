@@ -93,11 +93,7 @@ defmodule RustyJson.Encode do
       {:error, reason} -> {:error, exception(reason)}
     end
   rescue
-    e in EncodeError ->
-      {:error, e}
-
-    e in Protocol.UndefinedError ->
-      if e.protocol == RustyJson.Encoder, do: {:error, e}, else: reraise(e, __STACKTRACE__)
+    e in [EncodeError, Protocol.UndefinedError] -> encode_failure(e, __STACKTRACE__)
   end
 
   # The NIF wrote everything but some structs (unregistered derived structs, custom implementations, fragment
@@ -106,12 +102,16 @@ defmodule RustyJson.Encode do
     {iodata, _registered} = Enum.map_reduce(parts, %{}, &hole(&1, &2, opts))
     {:ok, IO.iodata_to_binary(iodata)}
   rescue
-    e in EncodeError ->
-      {:error, e}
-
-    e in Protocol.UndefinedError ->
-      if e.protocol == RustyJson.Encoder, do: {:error, e}, else: reraise(e, __STACKTRACE__)
+    e in [EncodeError, Protocol.UndefinedError] -> encode_failure(e, __STACKTRACE__)
   end
+
+  # An encoding failure met in Elixir (resolving structs, filling holes) is returned as the error; a
+  # Protocol.UndefinedError of another protocol (e.g. String.Chars for a tuple key) is raised, as Jason does.
+  defp encode_failure(%Protocol.UndefinedError{protocol: protocol} = e, stacktrace)
+       when protocol != RustyJson.Encoder,
+       do: reraise(e, stacktrace)
+
+  defp encode_failure(e, _stacktrace), do: {:error, e}
 
   # `registered`: the derived modules registered during this call, with their size (`__struct__` included).
   defp hole(binary, registered, _opts) when is_binary(binary), do: {binary, registered}
