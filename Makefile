@@ -5,7 +5,7 @@ export PATH := $(HOME)/.cargo/bin:$(PATH)
 export LC_ALL := C.UTF-8
 export LANG := C.UTF-8
 
-.PHONY: demo test deps build bench bench-quick fuzz clean
+.PHONY: demo test deps build bench bench-quick fuzz soak latency worst-case clean
 
 deps:
 	@scripts/install-deps
@@ -37,6 +37,18 @@ bench-quick: deps
 FUZZ_SECONDS ?= 60
 fuzz: deps
 	scripts/fuzz $(FUZZ_SECONDS)
+
+# Memory soak: 100,000 encode/decode calls in 4 processes; prints BEAM memory, RSS and NIF allocator figures.
+soak: deps
+	mix run bench/soak.exs
+
+# Scheduler latency: how late 1 ms sleeps wake while a 10 MB document is encoded and decoded (RustyJson, jiffy).
+latency: deps
+	mix run bench/latency.exs
+
+# Time and size of each hostile input class at two sizes 10x apart (a Markdown table).
+worst-case: deps
+	mix run bench/worst_case.exs
 
 clean:
 	rm -rf _build priv/native native/target
