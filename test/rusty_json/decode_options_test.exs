@@ -102,6 +102,32 @@ defmodule RustyJson.DecodeOptionsTest do
       assert map_size(map) == 40 and map["k1"] == 1
     end
 
+    test "duplicate keys in large objects: the first wins, whatever the pattern and key option" do
+      # Large objects with duplicates are rebuilt from their pairs in reverse (the runtime keeps the last of
+      # equal keys); the reference is Map.put_new over the pairs in document order.
+      :rand.seed(:exsss, {3, 1, 4})
+
+      for n <- [33, 34, 100, 1000, 5000], distinct <- [1, 2, div(n, 2), n - 1] do
+        pairs = for i <- 1..n, do: {"k#{:rand.uniform(distinct)}", i}
+        json = "{" <> Enum.map_join(pairs, ",", fn {k, v} -> ~s("#{k}":#{v}) end) <> "}"
+        expected = Enum.reduce(pairs, %{}, fn {k, v}, acc -> Map.put_new(acc, k, v) end)
+
+        for opts <- [[], [keys: :intern], [keys: :copy], [strings: :copy]] do
+          assert RustyJson.decode!(json, opts) == expected,
+                 "n=#{n} distinct=#{distinct} #{inspect(opts)}"
+        end
+
+        atoms = Map.new(expected, fn {k, v} -> {String.to_atom(k), v} end)
+        assert RustyJson.decode!(json, keys: :atoms) == atoms
+      end
+    end
+
+    test "an object of 200,000 keys whose last key repeats the first decodes to the first's value" do
+      json = "{" <> Enum.map_join(1..200_000, ",", &~s("k#{&1}":#{&1})) <> ~s(,"k1":0})
+      map = RustyJson.decode!(json)
+      assert map_size(map) == 200_000 and map["k1"] == 1 and map["k200000"] == 200_000
+    end
+
     test "maps of every size up to and past the flatmap limit equal Map.new" do
       for n <- [1, 2, 3, 31, 32, 33, 100] do
         keys = Enum.shuffle(Enum.map(1..n, &"key#{&1}"))
