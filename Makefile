@@ -42,9 +42,11 @@ fuzz: deps
 soak: deps
 	mix run bench/soak.exs
 
-# Scheduler latency: how late 1 ms sleeps wake while a 10 MB document is encoded and decoded (RustyJson, jiffy).
+# Scheduler latency: how late 1 ms sleeps wake while a 10 MB document is encoded and decoded (RustyJson, jiffy),
+# with the VM's default flags and with the normal schedulers' busy wait off (+sbwt none).
 latency: deps
 	mix run bench/latency.exs
+	ELIXIR_ERL_OPTIONS="+sbwt none" mix run bench/latency.exs
 
 # Time and size of each hostile input class at two sizes 10x apart (a Markdown table).
 worst-case: deps

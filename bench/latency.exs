@@ -1,13 +1,17 @@
 # Scheduler latency: how late do processes that sleep 1 ms wake while other processes encode and decode a
-# ~10 MB document? One sleeper per scheduler loops on `receive after 1`, recording how much later than 1 ms it
-# woke; two workers encode (the term) and decode (the text) the generated report document in a loop. An idle
-# phase (no workers) first gives the machine's own median lateness, which is subtracted from every sample. Then
-# the phases alternate RustyJson, jiffy, RustyJson, jiffy, ... so drift in the machine's load hits both alike.
-# Prints a Markdown table of p50/p99/max extra lateness per library.
+# ~10 MB document? One sleeper per scheduler (bound to it, so work stealing cannot hide a blocked scheduler)
+# loops on `receive after 1`, recording how much later than 1 ms it woke; two workers encode (the term) and
+# decode (the text) the generated report document in a loop. An idle phase (no workers) first gives the
+# machine's own median lateness, which is subtracted from every sample. Then the phases alternate RustyJson,
+# jiffy, RustyJson, jiffy, ... so drift in the machine's load hits both alike. Prints a Markdown table of
+# p50/p99/p99.9/max extra lateness per library.
 #
-#   mix run bench/latency.exs                 # make latency
+#   mix run bench/latency.exs                 # make latency (runs it with default VM flags and with +sbwt none)
 #   options: --phases N (per library, default 3), --seconds S (per phase, default 4), --mb MB (default 10),
-#            --ops both|encode|decode (what the workers do, default both), --out PATH (also write the table)
+#            --ops both|encode|decode (what the workers do, default both; controls: dirty_wait, two processes
+#            asleep on dirty schedulers, and dirty_scan, two processes scanning a 100 MB string there, the
+#            same in both phases), --monitor (print the VM's long_schedule/long_gc reports over 5 ms per
+#            phase), --out PATH (also write the table)
 Code.require_file("../test/support/apt_libs.exs", __DIR__)
 Code.require_file("inputs.exs", __DIR__)
 RustyJson.AptLibs.add_paths!([:jiffy])
@@ -40,6 +44,10 @@ defmodule RustyJson.Bench.Latency do
     :persistent_term.put({__MODULE__, :json}, json)
     :persistent_term.put({__MODULE__, :term}, term)
 
+    if ops == :dirty_scan,
+      do:
+        :persistent_term.put({__MODULE__, :scan}, "\"" <> :binary.copy("a", 100_000_000) <> "\"")
+
     libs = [
       {"RustyJson", &RustyJson.encode!/1, &RustyJson.decode!/1},
       {"jiffy", &:jiffy.encode(&1, [:use_nil]), &:jiffy.decode(&1, [:return_maps, :use_nil])}
@@ -49,7 +57,7 @@ defmodule RustyJson.Bench.Latency do
 
     IO.puts(
       "document #{Float.round(byte_size(json) / 1_000_000, 1)} MB; #{sleepers} sleepers; workers: #{ops}; " <>
-        "#{phases} phases of #{div(ms, 1000)} s per library"
+        "#{phases} phases of #{div(ms, 1000)} s per library; VM flags: #{vm_flags()}"
     )
 
     if opts[:monitor], do: start_monitor()
@@ -119,9 +127,22 @@ defmodule RustyJson.Bench.Latency do
     term = fn -> :persistent_term.get({__MODULE__, :term}) end
 
     case ops do
-      :both -> [fn -> enc.(term.()) end, fn -> dec.(json.()) end]
-      :encode -> [fn -> enc.(term.()) end, fn -> enc.(term.()) end]
-      :decode -> [fn -> dec.(json.()) end, fn -> dec.(json.()) end]
+      :both ->
+        [fn -> enc.(term.()) end, fn -> dec.(json.()) end]
+
+      :encode ->
+        [fn -> enc.(term.()) end, fn -> enc.(term.()) end]
+
+      :decode ->
+        [fn -> dec.(json.()) end, fn -> dec.(json.()) end]
+
+      # Controls: two processes that hold dirty CPU schedulers 50 ms at a time, asleep (dirty_wait) or scanning
+      # a 100 MB string (dirty_scan: pure CPU, nothing allocated: the result is a sub-binary of the input).
+      :dirty_wait ->
+        List.duplicate(fn -> :erts_debug.dirty_cpu(:wait, 50) end, 2)
+
+      :dirty_scan ->
+        List.duplicate(fn -> RustyJson.decode!(:persistent_term.get({__MODULE__, :scan})) end, 2)
     end
   end
 
@@ -191,13 +212,19 @@ defmodule RustyJson.Bench.Latency do
 
     Enum.join(
       [
-        "Extra lateness of 1 ms sleeps beyond the idle median (#{us(base)}):",
+        "Extra lateness of 1 ms sleeps beyond the idle median (#{us(base)}); VM flags: #{vm_flags()}:",
         "",
         "| library | p50 | p99 | p99.9 | max | wake-ups | worker calls |",
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: |" | rows
       ],
       "\n"
     )
+  end
+
+  # The scheduler busy-wait thresholds (+sbwt, +sbwtdcpu) as given to this VM, for the record.
+  defp vm_flags do
+    flags = System.get_env("ELIXIR_ERL_OPTIONS", "") <> " " <> System.get_env("ERL_FLAGS", "")
+    if String.trim(flags) == "", do: "defaults", else: String.trim(flags)
   end
 
   defp median(list), do: pct(Enum.sort(list), 0.5)
