@@ -2,6 +2,7 @@
 #
 #   mix run bench/report.exs            # full suite, timing run twice to show reproducibility (make bench)
 #   mix run bench/report.exs --quick    # smaller inputs, one timing run (make bench-quick)
+#   mix run bench/report.exs --notes-only  # only recopy bench/notes/*.md into the existing file's notes section
 #   options: --out PATH (default BENCHMARKS.md), --runs N
 Code.require_file("../test/support/apt_libs.exs", __DIR__)
 for file <- ~w(harness inputs suite measure chart), do: Code.require_file("#{file}.exs", __DIR__)
@@ -12,7 +13,22 @@ defmodule RustyJson.Bench.Report do
   alias RustyJson.Bench.{Chart, Harness, Measure, Suite}
 
   def main(argv) do
-    {opts, _} = OptionParser.parse!(argv, strict: [quick: :boolean, out: :string, runs: :integer])
+    {opts, _} =
+      OptionParser.parse!(argv,
+        strict: [quick: :boolean, out: :string, runs: :integer, notes_only: :boolean]
+      )
+
+    if opts[:notes_only], do: notes_only(opts[:out] || "BENCHMARKS.md"), else: run(opts, argv)
+  end
+
+  # The notes change more often than the timings: rewrite the notes section (the end of the file) alone.
+  defp notes_only(out) do
+    [timed | _] = String.split(File.read!(out), "# Development notes\n", parts: 2)
+    File.write!(out, timed <> notes())
+    IO.puts("rewrote the notes section of #{out}")
+  end
+
+  defp run(opts, argv) do
     mode = if opts[:quick], do: :quick, else: :full
     runs = opts[:runs] || if(mode == :quick, do: 1, else: 2)
     out = opts[:out] || "BENCHMARKS.md"
@@ -328,7 +344,8 @@ defmodule RustyJson.Bench.Report do
 
     The sections below are kept by hand in `bench/notes/*.md` (this command copies them in): focused
     measurements made while building each part (per-issue scripts `bench/encode.exs`, `bench/decode.exs`,
-    `bench/structs.exs`), scheduler thresholds, and what the targets were.
+    `bench/structs.exs`, `bench/latency.exs`, `bench/worst_case.exs`, `bench/soak.exs`), scheduler thresholds,
+    fuzzing, and what the targets were.
 
     """ <> Enum.map_join(files, "\n", &File.read!/1)
   end

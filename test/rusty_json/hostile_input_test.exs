@@ -1,7 +1,7 @@
 defmodule RustyJson.HostileInputTest do
   # Inputs chosen to break a JSON NIF. Each case runs in a child VM (RustyJson.ChildVM), so a crash of the VM is a
   # failed assertion with the child's output, not a dead test run. Every case must end in a clean result or a
-  # clean error. Timings for these inputs are measured by bench/hostile.exs, not here.
+  # clean error. Timings for these inputs are measured by bench/worst_case.exs (make worst-case), not here.
   use ExUnit.Case, async: true
 
   alias RustyJson.ChildVM
