@@ -114,7 +114,7 @@ defmodule RustyJson.MixProject do
       links: %{"GitHub" => @source_url},
       files: ~w(lib native/Cargo.toml native/Cargo.lock native/rustyjson_core/Cargo.toml
                 native/rustyjson_core/src native/rustyjson_nif/Cargo.toml native/rustyjson_nif/src
-                mix.exs README.md BENCHMARKS.md LICENSE)
+                mix.exs README.md BENCHMARKS.md CHANGELOG.md LICENSE)
     ]
   end
 end
