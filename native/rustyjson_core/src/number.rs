@@ -1,4 +1,4 @@
-//! Number formatting (itoa, ryu) and the OTP float layout.
+//! Number formatting (itoa, zmij) and the OTP float layout.
 
 use std::ptr;
 
@@ -21,31 +21,41 @@ pub fn write_u64<S: Storage>(out: &mut Buffer<S>, n: u64) {
 /// 2^53: from here on OTP writes floats in scientific form whatever the lengths.
 const TWO_POW_53: f64 = 9007199254740992.0;
 
-/// Writes a finite float the way `:erlang.float_to_binary(f, [:short])` lays it out (OTP 25): ryu's shortest
-/// digits, in scientific form when |f| >= 2^53, otherwise in plain decimal or scientific form, whichever is
-/// shorter (decimal on a tie).
+/// Writes a finite float the way `:erlang.float_to_binary(f, [:short])` lays it out (OTP 25): the shortest
+/// digits that round-trip (zmij's, the same as ryu's, which OTP uses), in scientific form when |f| >= 2^53,
+/// otherwise in plain decimal or scientific form, whichever is shorter (decimal on a tie).
 ///
-/// ryu writes straight into the output; its text already is OTP's in the common cases (`-65.613617`, `0.04166`,
-/// `3.0`: the scientific form is never shorter) and needs only `.0` when it is scientific with one digit
-/// (`1e-7`). The other cases (`1000.0`, `0.00012`, 2^53 and up) are laid out again by `write_f64_layout`.
+/// zmij's text already is OTP's in the common cases (`-65.613617`, `0.04166`, `3.0`: the scientific form is never
+/// shorter) and needs only small fix-ups when it is scientific (`1e-7` -> `1.0e-7`, `1.5e+20` -> `1.5e20`; zmij
+/// turns to it only where OTP does too). The other cases (`1000.0`, `0.00012`, 2^53 up to 10^16) are laid out
+/// again by `write_f64_layout`.
 #[inline]
 pub fn write_f64<S: Storage>(out: &mut Buffer<S>, f: f64) {
+    let mut zb = zmij::Buffer::new();
+    let text = zb.format_finite(f).as_bytes();
+    let n = text.len();
     out.reserve(32);
-    // SAFETY: ryu writes at most 24 bytes; 32 are reserved. Fix-ups below stay within the 32.
+    // SAFETY: zmij writes at most 24 bytes; 32 are reserved. Fix-ups below add at most 2 bytes.
     unsafe {
         let start = out.tail_ptr();
-        let n = ryu::raw::format64(f, start);
-        let text = std::slice::from_raw_parts(start, n);
+        ptr::copy_nonoverlapping(text.as_ptr(), start, n);
         let digits_from = (text[0] == b'-') as usize;
-        if let Some(e) = text.iter().position(|&b| b == b'e') {
-            if !text[..e].contains(&b'.') {
-                // 1e-7 -> 1.0e-7
-                ptr::copy(start.add(e), start.add(e + 2), n - e);
-                ptr::copy_nonoverlapping(b".0".as_ptr(), start.add(e), 2);
-                out.advance(n + 2);
-            } else {
-                out.advance(n);
+        // An exponent has at most 3 digits and a sign, so 'e' is among the last 5 bytes.
+        if let Some(e) = text[n.saturating_sub(5)..].iter().position(|&b| b == b'e') {
+            let e = n.saturating_sub(5) + e;
+            let mut len = n;
+            if text[e + 1] == b'+' {
+                // 1.5e+20 -> 1.5e20
+                ptr::copy(start.add(e + 2), start.add(e + 1), n - e - 2);
+                len -= 1;
             }
+            if e == digits_from + 1 {
+                // 1e-7 -> 1.0e-7
+                ptr::copy(start.add(e), start.add(e + 2), len - e);
+                ptr::copy_nonoverlapping(b".0".as_ptr(), start.add(e), 2);
+                len += 2;
+            }
+            out.advance(len);
             return;
         }
         let body = &text[digits_from..];
@@ -64,15 +74,13 @@ pub fn write_f64<S: Storage>(out: &mut Buffer<S>, f: f64) {
             out.advance(n);
             return;
         }
-        let mut copy = [0u8; 32];
-        copy[..n].copy_from_slice(text);
-        write_f64_layout(out, f, &copy[..n]);
     }
+    write_f64_layout(out, f, text);
 }
 
-/// Lays out ryu's text `text` for `f` by OTP's rule (the general case of `write_f64`).
+/// Lays out zmij's (or ryu's) text `text` for `f` by OTP's rule (the general case of `write_f64`).
 fn write_f64_layout<S: Storage>(out: &mut Buffer<S>, f: f64, text: &[u8]) {
-    // Split ryu's text into sign, significant digits and exponent (value = d.ddd * 10^exp).
+    // Split the text into sign, significant digits and exponent (value = d.ddd * 10^exp).
     let (negative, text) = match text.first() {
         Some(b'-') => (true, &text[1..]),
         _ => (false, text),
@@ -227,13 +235,39 @@ mod tests {
             x *= 10.0;
         }
         for f in cases {
-            let mut out = Buffer::default();
-            write_f64_layout(&mut out, f, ryu::Buffer::new().format_finite(f).as_bytes());
-            assert_eq!(
-                float(f),
-                String::from_utf8(out.into_vec()).unwrap(),
-                "{f:e}"
-            );
+            assert_eq!(float(f), ryu_layout(f), "{f:e}");
+        }
+    }
+
+    /// OTP's layout of ryu's digits (OTP's `[:short]` is ryu).
+    fn ryu_layout(f: f64) -> String {
+        let mut out = Buffer::default();
+        write_f64_layout(&mut out, f, ryu::Buffer::new().format_finite(f).as_bytes());
+        String::from_utf8(out.into_vec()).unwrap()
+    }
+
+    /// zmij's digits are ryu's, and the fast paths agree with the layout, on random bit patterns (every
+    /// exponent, subnormals included) and on random short decimals (the common JSON case).
+    #[test]
+    fn same_digits_as_ryu() {
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = || {
+            // xorshift64*
+            state ^= state >> 12;
+            state ^= state << 25;
+            state ^= state >> 27;
+            state.wrapping_mul(0x2545_F491_4F6C_DD1D)
+        };
+        for _ in 0..300_000 {
+            let f = f64::from_bits(next());
+            if f.is_finite() {
+                assert_eq!(float(f), ryu_layout(f), "{f:e}");
+            }
+            let digits = (next() % 10_000_000_000) as f64;
+            let scale = 10f64.powi((next() % 40) as i32 - 20);
+            let f = digits * scale;
+            assert_eq!(float(f), ryu_layout(f), "{f:e}");
+            assert_eq!(float(-f / 7.0), ryu_layout(-f / 7.0), "{f:e}");
         }
     }
 
