@@ -1,5 +1,6 @@
 //! Times float formatting alone (`number::write_f64`, OTP's `[:short]` layout) on the floats of JSON files:
-//! `cargo run --release --example float_time -- FILE...`. Deterministic enough for callgrind.
+//! `cargo run --release --example float_time -- FILE...`. Deterministic enough for callgrind; `RAW=1`
+//! times ryu's own text instead, for comparison.
 use rustyjson_core::buffer::Buffer;
 use rustyjson_core::number::write_f64;
 use std::time::Instant;
@@ -26,10 +27,10 @@ fn main() {
             let mut out = Buffer::with_capacity(fs.len() * 25);
             let t = Instant::now();
             if raw {
-                // zmij alone, for comparison.
-                let mut zb = zmij::Buffer::new();
+                // ryu's own text (not OTP's layout), for comparison.
+                let mut rb = ryu::Buffer::new();
                 for &f in &fs {
-                    out.extend(zb.format_finite(f).as_bytes());
+                    out.extend(rb.format_finite(f).as_bytes());
                 }
             } else {
                 for &f in &fs {
