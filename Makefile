@@ -5,7 +5,7 @@ export PATH := $(HOME)/.cargo/bin:$(PATH)
 export LC_ALL := C.UTF-8
 export LANG := C.UTF-8
 
-.PHONY: demo test deps build bench bench-quick fuzz soak latency worst-case clean
+.PHONY: demo test deps build dialyzer bench bench-quick fuzz soak latency worst-case clean
 
 deps:
 	@scripts/install-deps
@@ -24,6 +24,11 @@ test: deps
 	cd native && cargo fmt --all --check
 	cd native && cargo clippy --workspace --all-targets --release -- -D warnings
 	cd native && cargo test --workspace --release
+	scripts/dialyzer
+
+# Dialyzer from apt's erlang-dialyzer; the PLT is built once (a few minutes) and cached in ~/.cache/rusty_json.
+dialyzer: deps
+	scripts/dialyzer
 
 # The full benchmark suite; writes BENCHMARKS.md and bench/charts/ (under 15 minutes on 2 cores).
 bench: deps

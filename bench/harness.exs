@@ -34,11 +34,26 @@ defmodule RustyJson.Bench.Harness do
     Map.new(samples, fn {label, times} -> {label, summarize(times)} end)
   end
 
+  # Each batch runs in a fresh process, as a request would: the heap it starts from (and so the garbage
+  # collections it pays) does not depend on what ran before, which keeps repeated runs comparable.
   defp time_batch(fun, n) do
-    :erlang.garbage_collect()
-    start = System.monotonic_time(:nanosecond)
-    repeat(fun, n)
-    (System.monotonic_time(:nanosecond) - start) / 1000
+    parent = self()
+
+    {pid, ref} =
+      spawn_monitor(fn ->
+        start = System.monotonic_time(:nanosecond)
+        repeat(fun, n)
+        send(parent, {:batch_ns, self(), System.monotonic_time(:nanosecond) - start})
+      end)
+
+    receive do
+      {:batch_ns, ^pid, ns} ->
+        Process.demonitor(ref, [:flush])
+        ns / 1000
+
+      {:DOWN, ^ref, :process, ^pid, reason} ->
+        raise "benchmark batch failed: #{inspect(reason)}"
+    end
   end
 
   defp repeat(_fun, 0), do: :ok

@@ -46,21 +46,23 @@ defmodule RustyJson.Bench.Report do
     costs = costs_all(inputs, libs)
     elapsed = System.monotonic_time(:second) - started
 
-    File.mkdir_p!("bench/charts")
+    # The charts go beside the report (bench/charts/ for BENCHMARKS.md), so its relative links hold.
+    charts = Path.join(Path.dirname(out), "bench/charts")
+    File.mkdir_p!(charts)
     first = hd(results)
 
     File.write!(
-      "bench/charts/encode_ratio.svg",
+      Path.join(charts, "encode_ratio.svg"),
       Chart.ratio_svg("Encode: RustyJson time / jiffy time", ratio_rows(first, :enc))
     )
 
     File.write!(
-      "bench/charts/decode_ratio.svg",
+      Path.join(charts, "decode_ratio.svg"),
       Chart.ratio_svg("Decode: RustyJson time / jiffy time", ratio_rows(first, :dec))
     )
 
     File.write!(out, markdown(mode, argv, libs, results, costs, elapsed))
-    IO.puts("wrote #{out} and bench/charts/*.svg in #{elapsed} s")
+    IO.puts("wrote #{out} and #{charts}/*.svg in #{elapsed} s")
   end
 
   defp time_all(inputs, libs, timing, run) do
@@ -138,7 +140,8 @@ defmodule RustyJson.Bench.Report do
 
     - Harness: `bench/harness.exs`, nothing from hex. For each input, the libraries (#{Enum.join(lib_names, ", ")},
       and the ETF floor) are timed round by round, in a shuffled order each round, so machine drift hits all of them
-      alike. Each sample times a batch of calls sized to last about #{if mode == :quick, do: 10, else: 20} ms; the
+      alike. Each sample times, in a fresh process (as a request would run), a batch of calls sized to last about
+      #{if mode == :quick, do: 10, else: 20} ms; the
       tables show the median per call over the rounds and, for RustyJson, the p25-p75 spread.
     - Peers: jiffy (Debian's erlang-jiffy) always; Jason and OTP's `:json` (OTP 27+) join automatically when they
       are loadable (add `{:jason, "~> 1.4"}` to your deps to get the Jason columns).

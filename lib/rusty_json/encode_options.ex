@@ -74,7 +74,8 @@ defmodule RustyJson.EncodeOptions do
 
       # Separates several top-level values; one encoded value has none.
       {:record_separator, v}, acc ->
-        layout!(:record_separator, v) && acc
+        _ = layout!(:record_separator, v)
+        acc
 
       other, _ ->
         raise ArgumentError, "invalid pretty option: #{inspect(other)}; " <> @pretty_keys

@@ -7,6 +7,14 @@ defmodule RustyJson.Fragment do
   @type t :: %__MODULE__{encode: iodata() | (term() -> iodata())}
   defstruct [:encode]
 
+  @doc """
+  Wraps already-encoded JSON (iodata, or a function of the encoder options returning iodata).
+
+  The content is not checked: it must be valid JSON.
+
+      iex> RustyJson.encode!(%{"a" => RustyJson.Fragment.new(~s([1, 2]))})
+      ~s({"a":[1, 2]})
+  """
   @spec new(iodata() | (term() -> iodata())) :: t()
   def new(iodata_or_fun)
       when is_function(iodata_or_fun, 1) or is_binary(iodata_or_fun) or

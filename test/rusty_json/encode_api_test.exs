@@ -135,6 +135,12 @@ defmodule RustyJson.EncodeApiTest do
     test "an improper list is an ArgumentError, not a silently shortened array" do
       assert {:error, %ArgumentError{message: "cannot encode an improper list" <> _}} =
                RustyJson.encode([1, [2 | 3]])
+
+      # Lists of numbers are written without a frame up to their end: the end is checked there too.
+      for list <- [[1.5 | 2], [1, 2.5 | :x], [[1, 2.0 | "t"]]] do
+        assert {:error, %ArgumentError{message: "cannot encode an improper list" <> _}} =
+                 RustyJson.encode(list)
+      end
     end
 
     test "invalid UTF-8 reports the byte and the whole string" do
@@ -260,6 +266,18 @@ defmodule RustyJson.EncodeApiTest do
                RustyJson.encode!(Fragment.new(compact), pretty: true)
 
       assert RustyJson.encode!(big, escape: :unicode_safe, maps: :strict) == compact
+    end
+
+    test "long lists of numbers stopped anywhere (dirty scheduler) write what small walks write" do
+      floats = Enum.map(1..400_000, &(&1 / 7))
+      ints = Enum.to_list(-200_000..200_000)
+      mixed = Enum.map(1..200_000, &if(rem(&1, 5) == 0, do: "s#{&1}", else: &1 * 1.5))
+      pairs = Enum.map(1..200_000, &[&1 / 3, -&1 / 9])
+
+      for list <- [floats, ints, mixed, pairs, [floats, [ints]]] do
+        assert RustyJson.encode!(list) ==
+                 "[" <> Enum.map_join(list, ",", &RustyJson.encode!/1) <> "]"
+      end
     end
 
     test "work that is big in one piece (a long string, a huge integer, deep pretty indentation)" do

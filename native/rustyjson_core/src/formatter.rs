@@ -40,6 +40,14 @@ impl Formatter {
         Self::default()
     }
 
+    /// A formatter for text that sits `depth` levels inside a document being written (a fragment).
+    pub fn nested(depth: usize) -> Self {
+        Formatter {
+            depth: (depth > 0).then_some(depth),
+            ..Self::default()
+        }
+    }
+
     fn newline(out: &mut Vec<u8>, layout: &Layout, depth: usize) {
         out.extend_from_slice(layout.line);
         if !layout.indent.is_empty() {

@@ -15,4 +15,5 @@ pub mod pretty;
 #[cfg(any(test, feature = "checks"))]
 pub mod checks;
 mod pow5;
+mod shortest;
 pub mod utf8;

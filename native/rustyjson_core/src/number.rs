@@ -1,8 +1,9 @@
-//! Number formatting (itoa, ryu) and the OTP float layout.
+//! Number formatting (itoa; floats: `shortest` digits in the OTP layout).
 
 use std::ptr;
 
 use crate::buffer::{Buffer, Storage};
+use crate::shortest;
 
 /// Writes a 64-bit integer in decimal.
 #[inline]
@@ -21,175 +22,283 @@ pub fn write_u64<S: Storage>(out: &mut Buffer<S>, n: u64) {
 /// 2^53: from here on OTP writes floats in scientific form whatever the lengths.
 const TWO_POW_53: f64 = 9007199254740992.0;
 
-/// Writes a finite float the way `:erlang.float_to_binary(f, [:short])` lays it out (OTP 25): ryu's shortest
-/// digits, in scientific form when |f| >= 2^53, otherwise in plain decimal or scientific form, whichever is
-/// shorter (decimal on a tie).
-///
-/// ryu writes straight into the output; its text already is OTP's in the common cases (`-65.613617`, `0.04166`,
-/// `3.0`: the scientific form is never shorter) and needs only `.0` when it is scientific with one digit
-/// (`1e-7`). The other cases (`1000.0`, `0.00012`, 2^53 and up) are laid out again by `write_f64_layout`.
-#[inline]
-pub fn write_f64<S: Storage>(out: &mut Buffer<S>, f: f64) {
-    out.reserve(32);
-    // SAFETY: ryu writes at most 24 bytes; 32 are reserved. Fix-ups below stay within the 32.
-    unsafe {
-        let start = out.tail_ptr();
-        let n = ryu::raw::format64(f, start);
-        let text = std::slice::from_raw_parts(start, n);
-        let digits_from = (text[0] == b'-') as usize;
-        if let Some(e) = text.iter().position(|&b| b == b'e') {
-            if !text[..e].contains(&b'.') {
-                // 1e-7 -> 1.0e-7
-                ptr::copy(start.add(e), start.add(e + 2), n - e);
-                ptr::copy_nonoverlapping(b".0".as_ptr(), start.add(e), 2);
-                out.advance(n + 2);
-            } else {
-                out.advance(n);
-            }
-            return;
-        }
-        let body = &text[digits_from..];
-        let as_is = if body.starts_with(b"0.") {
-            // 0.0, 0.d, 0.0d, 0.00d: the scientific form is never shorter (from 0.000d on it can be).
-            let zeros = body[2..].iter().take_while(|&&b| b == b'0').count();
-            zeros <= 2 || zeros == body.len() - 2
-        } else if body.ends_with(b".0") {
-            // ddd.0 with a last integer digit other than 0 (100.0 vs 1.0e2 needs counting), below 2^53.
-            body[body.len() - 3] != b'0' && f.abs() < TWO_POW_53
-        } else {
-            // ddd.ddd: the scientific form is always longer.
-            true
-        };
-        if as_is {
-            out.advance(n);
-            return;
-        }
-        let mut copy = [0u8; 32];
-        copy[..n].copy_from_slice(text);
-        write_f64_layout(out, f, &copy[..n]);
-    }
-}
-
-/// Lays out ryu's text `text` for `f` by OTP's rule (the general case of `write_f64`).
-fn write_f64_layout<S: Storage>(out: &mut Buffer<S>, f: f64, text: &[u8]) {
-    // Split ryu's text into sign, significant digits and exponent (value = d.ddd * 10^exp).
-    let (negative, text) = match text.first() {
-        Some(b'-') => (true, &text[1..]),
-        _ => (false, text),
-    };
-    let mut digits = [0u8; 32];
-    let mut n = 0usize;
-    let mut point: i32 = -1; // digits before the '.', counting leading zeros
-    let mut e10: i32 = 0;
+/// "00" to "99".
+static DIGITS2: [u8; 200] = {
+    let mut t = [0u8; 200];
     let mut i = 0;
-    while i < text.len() {
-        match text[i] {
-            b'.' => point = n as i32,
-            b'e' | b'E' => {
-                e10 = parse_exp(&text[i + 1..]);
-                break;
-            }
-            d => {
-                digits[n] = d;
-                n += 1;
-            }
-        }
+    while i < 100 {
+        t[2 * i] = b'0' + (i / 10) as u8;
+        t[2 * i + 1] = b'0' + (i % 10) as u8;
         i += 1;
     }
-    if point < 0 {
-        point = n as i32;
-    }
-    // Strip leading zeros (0.00123) and trailing zeros (1200.0).
-    let lead = digits[..n].iter().take_while(|&&d| d == b'0').count();
-    let mut digits = &digits[lead..n];
-    let mut exp = point - lead as i32 - 1 + e10;
-    while digits.len() > 1 && digits[digits.len() - 1] == b'0' {
-        digits = &digits[..digits.len() - 1];
-    }
-    if digits.is_empty() {
-        digits = b"0";
-        exp = 0;
-    }
-    let nd = digits.len() as i32;
+    t
+};
 
-    let decimal_len = if exp < 0 {
-        // 0.000ddd
-        2 + (-exp - 1) + nd
-    } else if exp + 1 >= nd {
-        // ddd000.0
-        exp + 1 + 2
+static POW10: [u64; 20] = {
+    let mut t = [1u64; 20];
+    let mut i = 1;
+    while i < 20 {
+        t[i] = t[i - 1] * 10;
+        i += 1;
+    }
+    t
+};
+
+/// Writes a finite float the way `:erlang.float_to_binary(f, [:short])` lays it out (OTP 25): the shortest
+/// digits that round-trip (`shortest`, the same digits as ryu's, which OTP uses), in scientific form when
+/// |f| >= 2^53, otherwise in plain decimal or scientific form, whichever is shorter (decimal on a tie).
+#[inline]
+pub fn write_f64<S: Storage>(out: &mut Buffer<S>, f: f64) {
+    let bits = f.to_bits();
+    let sign = (bits >> 63) as usize;
+    if bits << 1 == 0 {
+        out.extend(if sign == 1 { b"-0.0" } else { b"0.0" });
+        return;
+    }
+    let (d, e) = shortest::decimal(bits);
+    // d < 10^17: its digits as three groups (1 + 8 + 8, zero-padded), right-aligned at s[24], then '0' padding,
+    // so every copy below is of a fixed size (plain moves, no memcpy calls).
+    let hi = d / 100_000_000;
+    let low = bcd8(d % 100_000_000);
+    let mid = bcd8(hi % 100_000_000);
+    let mut s = [b'0'; 48];
+    s[7] = b'0' + (hi / 100_000_000) as u8;
+    s[8..16].copy_from_slice(&(mid | ZEROS).to_be_bytes());
+    s[16..24].copy_from_slice(&(low | ZEROS).to_be_bytes());
+    let all = digit_count(d);
+    // Trailing zeros are not significant (d > 0, so fewer than `all`).
+    let zeros = if low != 0 {
+        low.trailing_zeros() / 8
+    } else if mid != 0 {
+        8 + mid.trailing_zeros() / 8
     } else {
-        nd + 1
-    };
-    let sci_len = 2 + (nd - 1).max(1) + 1 + exp_len(exp);
-    let scientific = f.abs() >= TWO_POW_53 || sci_len < decimal_len;
-
-    out.reserve(32);
+        16
+    } as i32;
+    let x = e + all as i32 - 1; // the scientific exponent: f = d.ddd * 10^x
+    let nd = all as i32 - zeros; // significant digits
+    let digits = s[24 - all..].as_ptr();
+    let sci_len = 3 + (nd - 1).max(1) + exp_len(x);
+    out.reserve(48);
+    // SAFETY: 48 bytes are reserved; each branch writes at most 1 + 35 of them (sign, then copies of at most
+    // 17 + 16 bytes, 5 + 24, or the scientific form's 2 + 16 + 1 + 4); reads from `digits` stay within `s`
+    // (at most 24 - all + 16 + 16 with all >= 2, or 24 - all + 24 with all >= 1).
     unsafe {
-        if negative {
-            out.push_unchecked(b'-');
-        }
-        if scientific {
-            out.push_unchecked(digits[0]);
-            out.push_unchecked(b'.');
-            if nd > 1 {
-                out.extend_unchecked(&digits[1..]);
-            } else {
-                out.push_unchecked(b'0');
-            }
-            out.push_unchecked(b'e');
-            let mut ib = itoa::Buffer::new();
-            out.extend_unchecked(ib.format(exp).as_bytes());
-        } else if exp < 0 {
-            out.extend_unchecked(b"0.");
-            for _ in 0..(-exp - 1) {
-                out.push_unchecked(b'0');
-            }
-            out.extend_unchecked(digits);
-        } else if exp + 1 >= nd {
-            out.extend_unchecked(digits);
-            for _ in 0..(exp + 1 - nd) {
-                out.push_unchecked(b'0');
-            }
-            out.extend_unchecked(b".0");
+        let p = out.tail_ptr();
+        *p = b'-';
+        let p = p.add(sign);
+        let len = if 0 <= x && x < nd - 1 {
+            // ddd.ddd: the scientific form is always longer. The integer part has at most 16 digits.
+            let int = (x + 1) as usize;
+            copy::<16>(digits, p);
+            *p.add(int) = b'.';
+            copy::<16>(digits.add(int), p.add(int + 1));
+            nd as usize + 1
+        } else if x >= nd - 1 && x + 3 <= sci_len && f.abs() < TWO_POW_53 {
+            // ddd000.0 (below 2^53 at most 16 digits, zeros included).
+            let int = (x + 1) as usize;
+            copy::<16>(digits, p);
+            copy::<2>(b".0".as_ptr(), p.add(int));
+            int + 2
+        } else if x < 0 && 1 - x + nd <= sci_len {
+            // 0.000ddd: chosen only with at most 3 zeros after the point.
+            let lead = (-x - 1) as usize;
+            copy::<5>(b"0.000".as_ptr(), p);
+            copy::<24>(digits, p.add(2 + lead));
+            2 + lead + nd as usize
         } else {
-            let int_len = (exp + 1) as usize;
-            out.extend_unchecked(&digits[..int_len]);
-            out.push_unchecked(b'.');
-            out.extend_unchecked(&digits[int_len..]);
-        }
+            // d.ddde±x (one digit gets ".0": the padding).
+            *p = *digits;
+            *p.add(1) = b'.';
+            copy::<16>(digits.add(1), p.add(2));
+            let mut at = 2 + (nd as usize - 1).max(1);
+            *p.add(at) = b'e';
+            at += 1;
+            if x < 0 {
+                *p.add(at) = b'-';
+                at += 1;
+            }
+            let a = x.unsigned_abs() as usize;
+            if a >= 100 {
+                *p.add(at) = b'0' + (a / 100) as u8;
+                copy::<2>(DIGITS2.as_ptr().add(2 * (a % 100)), p.add(at + 1));
+                at += 3;
+            } else if a >= 10 {
+                copy::<2>(DIGITS2.as_ptr().add(2 * a), p.add(at));
+                at += 2;
+            } else {
+                *p.add(at) = b'0' + a as u8;
+                at += 1;
+            }
+            at
+        };
+        out.advance(sign + len);
     }
 }
 
-fn parse_exp(s: &[u8]) -> i32 {
-    let (neg, s) = match s.first() {
-        Some(b'-') => (true, &s[1..]),
-        Some(b'+') => (false, &s[1..]),
-        _ => (false, s),
-    };
-    let v = s.iter().fold(0i32, |acc, &d| acc * 10 + (d - b'0') as i32);
-    if neg {
-        -v
-    } else {
-        v
-    }
+const ZEROS: u64 = 0x0101_0101_0101_0101 * b'0' as u64;
+
+/// The 8 digits of `n` < 10^8 as the bytes of a u64 (values 0-9, the first digit in the most significant
+/// byte): Xiang JunBo's three-step SWAR (base 10^4, 10^2, 10), as zmij. Each step computes the quotient `q`
+/// and the remainder at once: `n + (2^k - 10^j) * q` puts `q` above bit k and the remainder below.
+#[inline(always)]
+fn bcd8(n: u64) -> u64 {
+    const DIV10K_SIG: u64 = (1 << 40) / 10000 + 1;
+    const NEG10K: u64 = (1 << 32) - 10000;
+    const DIV100_SIG: u64 = (1 << 19) / 100 + 1;
+    const NEG100: u64 = (1 << 16) - 100;
+    const DIV10_SIG: u64 = (1 << 10) / 10 + 1;
+    const NEG10: u64 = (1 << 8) - 10;
+    let abcd_efgh = n + NEG10K * ((n * DIV10K_SIG) >> 40);
+    let ab_cd_ef_gh = abcd_efgh + NEG100 * (((abcd_efgh * DIV100_SIG) >> 19) & 0x7f_0000_007f);
+    ab_cd_ef_gh + NEG10 * (((ab_cd_ef_gh * DIV10_SIG) >> 10) & 0x000f_000f_000f_000f)
 }
 
-fn exp_len(exp: i32) -> i32 {
-    let sign = if exp < 0 { 1 } else { 0 };
-    let a = exp.unsigned_abs();
-    sign + if a >= 100 {
-        3
-    } else if a >= 10 {
-        2
-    } else {
-        1
-    }
+/// Copies N bytes (a fixed size: the compiler emits plain moves).
+///
+/// # Safety
+/// Both ranges are valid for N bytes and do not overlap.
+#[inline(always)]
+unsafe fn copy<const N: usize>(from: *const u8, to: *mut u8) {
+    ptr::copy_nonoverlapping(from, to, N);
+}
+
+/// Decimal digits of `d` (1 for 0).
+#[inline(always)]
+fn digit_count(d: u64) -> usize {
+    let bits = 64 - (d | 1).leading_zeros() as usize;
+    let t = (bits * 1233) >> 12;
+    // (d | 1: 0 has one digit; for the others it does not change the comparison, as 10^t > 1 is even.)
+    t + 1 - usize::from((d | 1) < POW10[t])
+}
+
+/// Length of the written exponent `x` (sign included).
+#[inline(always)]
+fn exp_len(x: i32) -> i32 {
+    let a = x.unsigned_abs();
+    i32::from(x < 0) + 1 + i32::from(a >= 10) + i32::from(a >= 100)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The reference: OTP's rule applied to ryu's text `text` for `f` (written from the rule, independently of
+    /// `write_f64`).
+    fn write_f64_layout<S: Storage>(out: &mut Buffer<S>, f: f64, text: &[u8]) {
+        // Split the text into sign, significant digits and exponent (value = d.ddd * 10^exp).
+        let (negative, text) = match text.first() {
+            Some(b'-') => (true, &text[1..]),
+            _ => (false, text),
+        };
+        let mut digits = [0u8; 32];
+        let mut n = 0usize;
+        let mut point: i32 = -1; // digits before the '.', counting leading zeros
+        let mut e10: i32 = 0;
+        let mut i = 0;
+        while i < text.len() {
+            match text[i] {
+                b'.' => point = n as i32,
+                b'e' | b'E' => {
+                    e10 = parse_exp(&text[i + 1..]);
+                    break;
+                }
+                d => {
+                    digits[n] = d;
+                    n += 1;
+                }
+            }
+            i += 1;
+        }
+        if point < 0 {
+            point = n as i32;
+        }
+        // Strip leading zeros (0.00123) and trailing zeros (1200.0).
+        let lead = digits[..n].iter().take_while(|&&d| d == b'0').count();
+        let mut digits = &digits[lead..n];
+        let mut exp = point - lead as i32 - 1 + e10;
+        while digits.len() > 1 && digits[digits.len() - 1] == b'0' {
+            digits = &digits[..digits.len() - 1];
+        }
+        if digits.is_empty() {
+            digits = b"0";
+            exp = 0;
+        }
+        let nd = digits.len() as i32;
+
+        let decimal_len = if exp < 0 {
+            // 0.000ddd
+            2 + (-exp - 1) + nd
+        } else if exp + 1 >= nd {
+            // ddd000.0
+            exp + 1 + 2
+        } else {
+            nd + 1
+        };
+        let sci_len = 2 + (nd - 1).max(1) + 1 + exp_len(exp);
+        let scientific = f.abs() >= TWO_POW_53 || sci_len < decimal_len;
+
+        out.reserve(32);
+        unsafe {
+            if negative {
+                out.push_unchecked(b'-');
+            }
+            if scientific {
+                out.push_unchecked(digits[0]);
+                out.push_unchecked(b'.');
+                if nd > 1 {
+                    out.extend_unchecked(&digits[1..]);
+                } else {
+                    out.push_unchecked(b'0');
+                }
+                out.push_unchecked(b'e');
+                let mut ib = itoa::Buffer::new();
+                out.extend_unchecked(ib.format(exp).as_bytes());
+            } else if exp < 0 {
+                out.extend_unchecked(b"0.");
+                for _ in 0..(-exp - 1) {
+                    out.push_unchecked(b'0');
+                }
+                out.extend_unchecked(digits);
+            } else if exp + 1 >= nd {
+                out.extend_unchecked(digits);
+                for _ in 0..(exp + 1 - nd) {
+                    out.push_unchecked(b'0');
+                }
+                out.extend_unchecked(b".0");
+            } else {
+                let int_len = (exp + 1) as usize;
+                out.extend_unchecked(&digits[..int_len]);
+                out.push_unchecked(b'.');
+                out.extend_unchecked(&digits[int_len..]);
+            }
+        }
+    }
+
+    fn parse_exp(s: &[u8]) -> i32 {
+        let (neg, s) = match s.first() {
+            Some(b'-') => (true, &s[1..]),
+            Some(b'+') => (false, &s[1..]),
+            _ => (false, s),
+        };
+        let v = s.iter().fold(0i32, |acc, &d| acc * 10 + (d - b'0') as i32);
+        if neg {
+            -v
+        } else {
+            v
+        }
+    }
+
+    fn exp_len(exp: i32) -> i32 {
+        let sign = if exp < 0 { 1 } else { 0 };
+        let a = exp.unsigned_abs();
+        sign + if a >= 100 {
+            3
+        } else if a >= 10 {
+            2
+        } else {
+            1
+        }
+    }
 
     fn float(f: f64) -> String {
         let mut out = Buffer::default();
@@ -227,13 +336,75 @@ mod tests {
             x *= 10.0;
         }
         for f in cases {
-            let mut out = Buffer::default();
-            write_f64_layout(&mut out, f, ryu::Buffer::new().format_finite(f).as_bytes());
-            assert_eq!(
-                float(f),
-                String::from_utf8(out.into_vec()).unwrap(),
-                "{f:e}"
-            );
+            assert_eq!(float(f), ryu_layout(f), "{f:e}");
+        }
+    }
+
+    /// OTP's layout of ryu's digits (OTP's `[:short]` is ryu).
+    fn ryu_layout(f: f64) -> String {
+        let mut out = Buffer::default();
+        write_f64_layout(&mut out, f, ryu::Buffer::new().format_finite(f).as_bytes());
+        String::from_utf8(out.into_vec()).unwrap()
+    }
+
+    /// zmij's digits are ryu's, and the fast paths agree with the layout, on random bit patterns (every
+    /// exponent, subnormals included) and on random short decimals (the common JSON case).
+    #[test]
+    fn same_digits_as_ryu() {
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = || {
+            // xorshift64*
+            state ^= state >> 12;
+            state ^= state << 25;
+            state ^= state >> 27;
+            state.wrapping_mul(0x2545_F491_4F6C_DD1D)
+        };
+        for _ in 0..300_000 {
+            let f = f64::from_bits(next());
+            if f.is_finite() {
+                assert_eq!(float(f), ryu_layout(f), "{f:e}");
+            }
+            let digits = (next() % 10_000_000_000) as f64;
+            let scale = 10f64.powi((next() % 40) as i32 - 20);
+            let f = digits * scale;
+            assert_eq!(float(f), ryu_layout(f), "{f:e}");
+            assert_eq!(float(-f / 7.0), ryu_layout(-f / 7.0), "{f:e}");
+        }
+    }
+
+    /// The cases random bit patterns miss: powers of two (the irregular spacing below them) and their
+    /// neighbours, subnormals, every exponent's extremes, integers around 2^53 and the decimal boundaries.
+    #[test]
+    fn same_digits_as_ryu_on_edges() {
+        let mut cases = vec![f64::MIN_POSITIVE, f64::MAX, f64::EPSILON, 5e-324, 1e-323];
+        for e in 0..2047u64 {
+            let base = e << 52;
+            for m in [
+                0,
+                1,
+                2,
+                3,
+                (1 << 52) - 1,
+                (1 << 52) - 2,
+                1 << 51,
+                0x5_5555_5555_5555,
+            ] {
+                cases.push(f64::from_bits(base | m));
+            }
+        }
+        for i in 1..20_000u64 {
+            cases.push(f64::from_bits(i));
+            cases.push((1u64 << 53) as f64 + (i as f64 - 10_000.0) * 2.0);
+        }
+        for k in -325..=308 {
+            let p = 10f64.powi(k);
+            cases.extend([p, p.next_up(), p.next_down()]);
+        }
+        for f in cases {
+            if f.is_finite() {
+                assert_eq!(float(f), ryu_layout(f), "{:x}", f.to_bits());
+                assert_eq!(float(-f), ryu_layout(-f), "{:x}", f.to_bits());
+            }
         }
     }
 

@@ -1,6 +1,7 @@
 //! Pretty-printing as a writer mode (Jason's `pretty:` option, which lays out like `Jason.Formatter`).
 
 use crate::buffer::{Buffer, Storage};
+use crate::formatter::{Formatter, Layout};
 
 /// The layout strings of `pretty:`: `indent` per level, `line_separator`, `after_colon`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -30,79 +31,18 @@ impl Pretty {
     }
 
     /// Writes JSON text `json` (e.g. a fragment) laid out as pretty output nested `depth` levels deep: whitespace
-    /// outside strings is dropped, empty `{}` and `[]` stay as they are.
+    /// outside strings is dropped, empty `{}` and `[]` stay as they are. The formatter does the work; fragments in
+    /// pretty output are rare, so the extra copy through a `Vec` does not matter.
     pub fn reformat<S: Storage>(&self, out: &mut Buffer<S>, json: &[u8], depth: usize) {
-        let mut depth = depth;
-        let mut i = 0;
-        let n = json.len();
-        while i < n {
-            let b = json[i];
-            match b {
-                b' ' | b'\t' | b'\n' | b'\r' => i += 1,
-                b'{' | b'[' => {
-                    let close = if b == b'{' { b'}' } else { b']' };
-                    let mut j = i + 1;
-                    while j < n && matches!(json[j], b' ' | b'\t' | b'\n' | b'\r') {
-                        j += 1;
-                    }
-                    if j < n && json[j] == close {
-                        out.extend(&[b, close]);
-                        i = j + 1;
-                    } else {
-                        out.push(b);
-                        depth += 1;
-                        self.newline(out, depth);
-                        i += 1;
-                    }
-                }
-                b'}' | b']' => {
-                    depth = depth.saturating_sub(1);
-                    self.newline(out, depth);
-                    out.push(b);
-                    i += 1;
-                }
-                b',' => {
-                    out.push(b',');
-                    self.newline(out, depth);
-                    i += 1;
-                }
-                b':' => {
-                    out.push(b':');
-                    out.extend(&self.after_colon);
-                    i += 1;
-                }
-                b'"' => {
-                    let start = i;
-                    i += 1;
-                    while i < n && json[i] != b'"' {
-                        i += if json[i] == b'\\' { 2 } else { 1 };
-                    }
-                    i = (i + 1).min(n);
-                    out.extend(&json[start..i]);
-                }
-                _ => {
-                    let start = i;
-                    while i < n
-                        && !matches!(
-                            json[i],
-                            b' ' | b'\t'
-                                | b'\n'
-                                | b'\r'
-                                | b'{'
-                                | b'['
-                                | b'}'
-                                | b']'
-                                | b','
-                                | b':'
-                                | b'"'
-                        )
-                    {
-                        i += 1;
-                    }
-                    out.extend(&json[start..i]);
-                }
-            }
-        }
+        let layout = Layout {
+            indent: &self.indent,
+            line: &self.line,
+            record: b"",
+            after_colon: &self.after_colon,
+        };
+        let mut laid_out = Vec::with_capacity(json.len() * 2);
+        Formatter::nested(depth).feed(json, &layout, &mut laid_out);
+        out.extend(&laid_out);
     }
 }
 

@@ -187,8 +187,9 @@ mod tag {
     /// the VM makes; 0 (no header is 0) until then.
     static FLATMAP_HEADER: AtomicUsize = AtomicUsize::new(0);
 
+    /// Whether the layout holds (then a `None` from `cons` means "not a list cell" for sure).
     #[inline(always)]
-    fn on() -> bool {
+    pub fn on() -> bool {
         STATE.load(Ordering::Relaxed) == ON
     }
 
@@ -779,6 +780,8 @@ struct Walker<'o> {
     /// An atom was written before the cache existed.
     atom_seen: bool,
     nil: ErlNifTerm,
+    /// `[]` (an immediate: every empty list is this word).
+    empty_list: ErlNifTerm,
     true_: ErlNifTerm,
     false_: ErlNifTerm,
     struct_key: ErlNifTerm,
@@ -823,6 +826,7 @@ impl<'o> Walker<'o> {
             atom_bytes: Vec::new(),
             atom_seen: false,
             nil: a(atoms::nil()),
+            empty_list: unsafe { enif_make_list_from_array(env.as_c_arg(), ptr::null(), 0) },
             true_: a(atoms::true_()),
             false_: a(atoms::false_()),
             struct_key: a(atoms::__struct__()),
@@ -905,7 +909,7 @@ impl<'o> Walker<'o> {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn separator(&mut self, out: &mut Out, first: bool) {
         if !first {
             out.push(b',');
@@ -913,9 +917,16 @@ impl<'o> Walker<'o> {
         self.newline(out);
     }
 
-    /// A pretty newline costs its indentation (deep nesting makes long lines).
-    #[inline]
+    #[inline(always)]
     fn newline(&mut self, out: &mut Out) {
+        if self.pretty.is_some() {
+            self.pretty_newline(out);
+        }
+    }
+
+    /// A pretty newline costs its indentation (deep nesting makes long lines).
+    #[inline(never)]
+    fn pretty_newline(&mut self, out: &mut Out) {
         if let Some(p) = self.pretty {
             let depth = self.stack.len();
             p.newline(out, depth);
@@ -938,8 +949,8 @@ impl<'o> Walker<'o> {
 
     #[inline(always)]
     fn list_cell(&self, list: ErlNifTerm) -> Option<(ErlNifTerm, ErlNifTerm)> {
-        if let Some(cell) = tag::cons(list) {
-            return Some(cell);
+        if tag::on() {
+            return tag::cons(list);
         }
         let (mut head, mut tail) = (ErlNifTerm::default(), ErlNifTerm::default());
         if unsafe { enif_get_list_cell(self.env, list, &mut head, &mut tail) } != 0 {
@@ -976,11 +987,14 @@ impl<'o> Walker<'o> {
                 let top = self.stack.last_mut().unwrap();
                 match top {
                     Frame::List { tail, count } => {
-                        if let Some((head, rest)) = tag::cons(*tail).or_else(|| {
+                        let cell = if tag::on() {
+                            tag::cons(*tail)
+                        } else {
                             let (mut h, mut r) = (ErlNifTerm::default(), ErlNifTerm::default());
                             (unsafe { enif_get_list_cell(env, *tail, &mut h, &mut r) } != 0)
                                 .then_some((h, r))
-                        }) {
+                        };
+                        if let Some((head, rest)) = cell {
                             *tail = rest;
                             *count += 1;
                             let first = *count == 1;
@@ -988,7 +1002,9 @@ impl<'o> Walker<'o> {
                             value = head;
                             break;
                         }
-                        if unsafe { rustler::sys::enif_is_empty_list(env, *tail) } == 0 {
+                        if *tail != self.empty_list
+                            && unsafe { rustler::sys::enif_is_empty_list(env, *tail) } == 0
+                        {
                             return Err(Fail::ImproperList(*tail));
                         }
                         self.stack.pop();
@@ -1274,6 +1290,9 @@ impl<'o> Walker<'o> {
             number::write_f64(out, f);
             return Ok(());
         }
+        if let Some(cell) = tag::cons(term) {
+            return self.write_list(term, cell, out);
+        }
         let env = self.env;
         match unsafe { enif_term_type(env, term) } {
             ErlNifTermType::ERL_NIF_TERM_TYPE_BITSTRING => {
@@ -1306,6 +1325,49 @@ impl<'o> Walker<'o> {
             ErlNifTermType::ERL_NIF_TERM_TYPE_MAP => self.open_map(term, out),
             _ => Err(Fail::Unsupported(term)),
         }
+    }
+
+    /// Writes the list `term` (whose first cell is `cell`): its leading numbers right here (a coordinate pair
+    /// never gets a frame), the rest through a frame and `walk`'s loop. Each number costs what it costs in
+    /// `write_value`; when the time is up the frame records where the list stopped.
+    #[inline(always)]
+    fn write_list(
+        &mut self,
+        term: ErlNifTerm,
+        cell: (ErlNifTerm, ErlNifTerm),
+        out: &mut Out,
+    ) -> Result<(), Fail> {
+        out.push(b'[');
+        let mut tail = term;
+        let mut count = 0;
+        if self.pretty.is_none() {
+            let mut next = Some(cell);
+            while let Some((head, rest)) = next {
+                if let Some(i) = tag::small(head) {
+                    self.separator(out, count == 0);
+                    number::write_i64(out, i);
+                    self.spend(1);
+                } else if let Some(f) = tag::float(head) {
+                    self.separator(out, count == 0);
+                    number::write_f64(out, f);
+                    self.spend(3);
+                } else {
+                    break;
+                }
+                count += 1;
+                tail = rest;
+                if self.exhausted {
+                    break;
+                }
+                next = tag::cons(rest);
+            }
+            if tail == self.empty_list && !self.exhausted {
+                out.push(b']');
+                return Ok(());
+            }
+        }
+        self.stack.push(Frame::List { tail, count });
+        Ok(())
     }
 
     fn open_list(&mut self, term: ErlNifTerm, out: &mut Out) -> Result<(), Fail> {
