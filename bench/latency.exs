@@ -63,7 +63,10 @@ defmodule RustyJson.Bench.Latency do
     if opts[:monitor], do: start_monitor()
     {idle, _} = phase(sleepers, ms, [])
     base = median(idle)
-    IO.puts("idle: median lateness #{us(base)}, p99 #{us(pct(Enum.sort(idle), 0.99))}")
+
+    IO.puts(
+      "idle: median lateness #{us(base)}, p99 #{us(pct(Enum.sort(idle), 0.99))}; #{cpu_text()}"
+    )
 
     samples =
       for round <- 1..phases, {label, enc, dec} <- libs, reduce: %{} do
@@ -74,7 +77,7 @@ defmodule RustyJson.Bench.Latency do
 
           IO.puts(
             "#{label} phase #{round}: #{calls} calls, p50 #{us(pct(s, 0.5))}, p99 #{us(pct(s, 0.99))}, " <>
-              "max #{us(List.last(s))}"
+              "max #{us(List.last(s))}; #{cpu_text()}"
           )
 
           if opts[:monitor], do: flush_monitor()
@@ -150,6 +153,7 @@ defmodule RustyJson.Bench.Latency do
   # many calls the workers completed.
   defp phase(sleepers, ms, work) do
     parent = self()
+    cpu_before = thread_cpu()
     deadline = System.monotonic_time(:millisecond) + ms
 
     worker_pids =
@@ -173,7 +177,39 @@ defmodule RustyJson.Bench.Latency do
 
     late = Enum.flat_map(sleeper_pids, fn pid -> receive do: ({:late, ^pid, l} -> l) end)
     calls = Enum.sum(for pid <- worker_pids, do: receive(do: ({:calls, ^pid, n} -> n)))
+    cpu = Map.merge(thread_cpu(), cpu_before, fn _, after_, before -> after_ - before end)
+    Process.put(:cpu, cpu)
     {late, calls}
+  end
+
+  # CPU time (ms) used by the VM's normal and dirty CPU scheduler threads, from /proc (Linux; empty elsewhere).
+  defp thread_cpu do
+    for dir <- Path.wildcard("/proc/self/task/*"),
+        {:ok, name} <- [File.read(Path.join(dir, "comm"))],
+        {:ok, stat} <- [File.read(Path.join(dir, "stat"))],
+        kind = thread_kind(String.trim(name)),
+        kind != nil,
+        reduce: %{} do
+      acc ->
+        [_, rest] = String.split(stat, ") ", parts: 2)
+        fields = String.split(rest)
+        ticks = String.to_integer(Enum.at(fields, 11)) + String.to_integer(Enum.at(fields, 12))
+        Map.update(acc, kind, ticks * 10, &(&1 + ticks * 10))
+    end
+  end
+
+  defp thread_kind(name) do
+    cond do
+      String.ends_with?(name, "_scheduler") -> :normal
+      String.contains?(name, "_dirty_cpu") -> :dirty_cpu
+      true -> nil
+    end
+  end
+
+  defp cpu_text do
+    cpu = Process.get(:cpu, %{})
+
+    "CPU: normal schedulers #{Map.get(cpu, :normal, 0)} ms, dirty CPU #{Map.get(cpu, :dirty_cpu, 0)} ms"
   end
 
   defp work_loop(fun, deadline, n, parent) do
