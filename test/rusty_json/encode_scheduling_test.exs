@@ -23,3 +23,41 @@ defmodule RustyJson.EncodeSchedulingTest do
     end
   end
 end
+
+defmodule RustyJson.EncodeSlicesTest do
+  # A long encode runs in slices on the normal scheduler (yielding between them) and moves to a dirty scheduler
+  # when resuming would be dear: the output must be the same bytes as encoding the pieces one by one (each small
+  # enough to finish in one slice).
+  use ExUnit.Case, async: true
+
+  defp join(pieces, open, close), do: open <> Enum.join(pieces, ",") <> close
+
+  test "a big map of lists (resumed inside a hash map, many slices)" do
+    term = Map.new(1..200, fn i -> {"k#{i}", Enum.map(1..2_000, &(&1 * i + 0.5))} end)
+
+    # Map.to_list order, as Jason writes maps (a comprehension may iterate in another order).
+    expected =
+      join(
+        for({k, v} <- Map.to_list(term), do: RustyJson.encode!(k) <> ":" <> RustyJson.encode!(v)),
+        "{",
+        "}"
+      )
+
+    assert RustyJson.encode!(term) == expected
+  end
+
+  test "a list too long to re-walk at every slice (continues on a dirty scheduler)" do
+    term = Enum.map(1..400_000, &%{"i" => &1, "s" => "v#{&1}"})
+    assert RustyJson.encode!(term) == join(Enum.map(term, &RustyJson.encode!/1), "[", "]")
+  end
+
+  test "a string too long for one slice, between small values" do
+    long = String.duplicate("ab\"c\\é", 4_000_000)
+    term = [1, %{"a" => [long, 2]}, long, "z"]
+    pieces = Enum.map(term, &RustyJson.encode!/1)
+    assert RustyJson.encode!(term) == join(pieces, "[", "]")
+
+    assert RustyJson.encode!(term, escape: :unicode_safe) ==
+             join(Enum.map(term, &RustyJson.encode!(&1, escape: :unicode_safe)), "[", "]")
+  end
+end

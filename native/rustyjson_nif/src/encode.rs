@@ -3,9 +3,13 @@
 //!
 //! Scheduling: the walk starts on the calling (normal) scheduler with a time limit (`TIME_LIMIT`; the clock is read
 //! every `CHECK_EVERY` work units). Small terms finish within it and never pay a scheduler hop. When the time is
-//! up, the walk stops at the last point between two elements (a `Mark`) and the call continues on a dirty CPU
-//! scheduler with the output so far (in a `Partial` resource) and each open container's position; there the stack
-//! is rebuilt from those positions and the walk goes on without a limit (BENCHMARKS.md has the measurements).
+//! up, the walk stops at the last point between two elements (a `Mark`) and the call yields: it is rescheduled with
+//! the output so far (in a `Partial` resource) and each open container's position, the stack is rebuilt from those
+//! positions and the walk goes on for another slice. It stays on the normal scheduler, like jiffy, so a big encode
+//! never holds a thread other processes wait for; it moves to a dirty CPU scheduler (no limit) only when resuming
+//! would cost too much (open containers far into long lists or big maps, whose positions are found again by
+//! walking), when a slice made no progress (one string longer than a slice), or when the walk cannot be carried
+//! (`maps: :strict`, pending holes).
 //!
 //! Structs: fragments, ordered objects, Calendar.ISO dates and times, and derived structs whose compiled template
 //! is registered (`register_template`, a global table keyed by module atom) are written here in the same walk.
@@ -144,12 +148,19 @@ fn template(module: ErlNifTerm) -> Option<Arc<Template>> {
         .cloned()
 }
 
-/// How long an encode may run on the calling (normal) scheduler before it continues on a dirty one.
+/// The signature of a NIF function `enif_schedule_nif` continues with.
+type NifFn = unsafe extern "C" fn(*mut ErlNifEnv, c_int, *const ErlNifTerm) -> ErlNifTerm;
+
+/// How long one slice of an encode may run on a normal scheduler before it yields.
 const TIME_LIMIT: Duration = Duration::from_micros(800);
 
 /// Work units between two looks at the clock. A unit is a value (two for a string, three for a float) or 32 bytes
 /// of a string, fragment or indentation; 512 of them take 3-15 µs.
 const CHECK_EVERY: usize = 512;
+
+/// Resuming walks each open container up to its position again: beyond this many elements in all, the call moves to a
+/// dirty scheduler instead of yielding (a walk of 100,000 list cells takes about 0.1-0.3 ms).
+const RESUME_WALK_MAX: usize = 100_000;
 
 /// What a unit costs at most (non-ASCII text), to judge one big piece (a long string) before starting it.
 const NS_PER_UNIT_MAX: u64 = 40;
@@ -406,20 +417,38 @@ pub fn encode<'a>(env: Env<'a>, term: Term<'a>, opts: Term<'a>) -> Term<'a> {
     run(env, term, opts, true, None)
 }
 
-/// The same call, continued on a dirty CPU scheduler: `argv` is `[term, opts]` (start over) or
+/// The same call, continued on a dirty CPU scheduler (no time limit): `argv` is `[term, opts]` (start over) or
 /// `[term, opts, partial, path]` (continue from a checkpoint: the output so far, and each frame's count).
 unsafe extern "C" fn encode_dirty(
     env: *mut ErlNifEnv,
     argc: c_int,
     argv: *const ErlNifTerm,
 ) -> ErlNifTerm {
+    continue_encode(env, argc, argv, false)
+}
+
+/// The same call, continued for another time-limited slice on a normal scheduler: `argv` as `encode_dirty`'s.
+unsafe extern "C" fn encode_yielded(
+    env: *mut ErlNifEnv,
+    argc: c_int,
+    argv: *const ErlNifTerm,
+) -> ErlNifTerm {
+    continue_encode(env, argc, argv, true)
+}
+
+unsafe fn continue_encode(
+    env: *mut ErlNifEnv,
+    argc: c_int,
+    argv: *const ErlNifTerm,
+    normal: bool,
+) -> ErlNifTerm {
     let marker = ();
     let env = Env::new(&marker, env);
     let result = std::panic::catch_unwind(|| {
         let arg = |i: usize| Term::new(env, *argv.add(i));
         match argc {
-            2 => run(env, arg(0), arg(1), false, None),
-            4 => run(env, arg(0), arg(1), false, Some((arg(2), arg(3)))),
+            2 => run(env, arg(0), arg(1), normal, None),
+            4 => run(env, arg(0), arg(1), normal, Some((arg(2), arg(3)))),
             _ => rustler::types::atom::badarg().encode(env),
         }
     });
@@ -447,8 +476,10 @@ fn run<'a>(
     let mut walker = Walker::new(env, &options, normal.then(Instant::now));
     let root = term.as_c_arg();
     let mut resumed = false;
+    let mut resumed_path = None;
     if let Some((partial, path)) = resume {
         let path: Vec<usize> = path.decode().unwrap_or_default();
+        resumed_path = Some(path.clone());
         let taken = partial
             .decode::<ResourceArc<Partial>>()
             .ok()
@@ -497,16 +528,17 @@ fn run<'a>(
         }
         Ok(()) => finish(env, out),
         Err(Fail::Budget) => {
-            // Continue on a dirty scheduler from the last mark (strict mode starts over: its key sets are not
-            // carried).
+            // Continue from the last mark: for another slice on this scheduler when resuming is cheap and this
+            // slice got somewhere, otherwise on a dirty scheduler (strict mode and pending holes start over there:
+            // their key sets and holes are not carried).
             let checkpoint = walker.checkpoint();
             let mark_len = walker.mark.len;
             drop(walker);
-            let args: Vec<ErlNifTerm> = if options.strict || has_holes || checkpoint.path.is_empty()
-            {
-                drop(out);
-                vec![term.as_c_arg(), opts.as_c_arg()]
-            } else {
+            let carried = !(options.strict || has_holes || checkpoint.path.is_empty());
+            let yield_here = carried
+                && checkpoint.path.iter().sum::<usize>() <= RESUME_WALK_MAX
+                && resumed_path.as_ref() != Some(&checkpoint.path);
+            let args: Vec<ErlNifTerm> = if carried {
                 out.truncate(mark_len);
                 let partial = ResourceArc::new(Partial(Mutex::new(Some(detach(out)))));
                 vec![
@@ -515,15 +547,27 @@ fn run<'a>(
                     partial.encode(env).as_c_arg(),
                     checkpoint.path.encode(env).as_c_arg(),
                 ]
+            } else {
+                drop(out);
+                vec![term.as_c_arg(), opts.as_c_arg()]
+            };
+            let (name, flags, fun): (&std::ffi::CStr, c_int, NifFn) = if yield_here {
+                (c"encode", 0, encode_yielded)
+            } else {
+                (
+                    c"encode_dirty",
+                    ERL_NIF_DIRTY_JOB_CPU_BOUND as c_int,
+                    encode_dirty,
+                )
             };
             unsafe {
                 Term::new(
                     env,
                     enif_schedule_nif(
                         env.as_c_arg(),
-                        c"encode_dirty".as_ptr(),
-                        ERL_NIF_DIRTY_JOB_CPU_BOUND as c_int,
-                        encode_dirty,
+                        name.as_ptr(),
+                        flags,
+                        fun,
                         args.len() as c_int,
                         args.as_ptr(),
                     ),
