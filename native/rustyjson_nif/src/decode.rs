@@ -17,6 +17,8 @@ use std::cell::RefCell;
 use std::mem::ManuallyDrop;
 use std::mem::MaybeUninit;
 
+mod raw;
+
 mod atoms {
     rustler::atoms! {
         error, nil, true_ = "true", false_ = "false", badarg, atom, existing_atom,
@@ -65,11 +67,16 @@ impl Key {
 
 /// Maps of up to this many keys are flatmaps, whose keys the runtime sorts with an insertion sort of term
 /// comparisons; sorting the keys here by their bytes (the same order for binaries) is much cheaper.
-const FLATMAP_MAX: usize = 32;
+const FLATMAP_MAX: usize = raw::FLATMAP_MAX;
 
 /// Objects of at most this many keys are built by puts into the empty map: measured cheaper than
 /// `enif_make_map_from_arrays` for one key (31 vs 57 ns), dearer from two keys on.
 const SMALL_MAP_PUTS: usize = 1;
+
+/// Strings of at most this many bytes are built as heap binaries (copied) even with `strings: :reference`: the
+/// garbage collector turns sub-binaries this short into heap binaries anyway (`move_boxed` in erl_gc.h, OTP 22+),
+/// and such a heap binary takes at most the five words of a sub-binary.
+const HEAP_BIN_MAX: usize = raw::HEAP_BIN_MAX;
 
 /// A fresh binary holding `bytes`.
 #[inline(always)]
@@ -115,18 +122,41 @@ struct TermBuilder<'a> {
     shape: [Key; FLATMAP_MAX],
     shape_len: usize,
     shape_idx: [u8; FLATMAP_MAX],
+    /// With `keys: :intern`, the keys tuple of the shape (shared by maps with the same key terms).
+    shape_tuple: Option<T>,
+    /// Whether terms are written directly (`raw::on`), and the immediates `raw` fills fresh words with.
+    raw: bool,
+    fills: [T; 4],
 }
 
 impl<'a> TermBuilder<'a> {
     #[inline(always)]
     fn copy_binary(&self, bytes: &[u8]) -> T {
+        if self.raw && bytes.len() <= HEAP_BIN_MAX {
+            return unsafe { raw::heap_binary(self.env, &self.fills, bytes) };
+        }
         copy_binary(self.env, bytes)
+    }
+
+    /// A fresh binary holding `bytes`, with a pointer to its data (which stays put for the whole call).
+    #[inline(always)]
+    fn copy_key(&self, bytes: &[u8]) -> Key {
+        if self.raw && bytes.len() <= HEAP_BIN_MAX {
+            let term = unsafe { raw::heap_binary(self.env, &self.fills, bytes) };
+            return Key {
+                term,
+                // The binary's own bytes: `bytes` may be the parser's scratch buffer, reused for the next key.
+                ptr: raw::heap_binary_bytes(term),
+                len: bytes.len(),
+            };
+        }
+        copy_binary_key(self.env, bytes)
     }
 
     #[inline(always)]
     fn binary(&self, s: Str, copy: bool) -> T {
         match s {
-            Str::Input { start, end, .. } if !copy => unsafe {
+            Str::Input { start, end, .. } if !copy && end - start > HEAP_BIN_MAX => unsafe {
                 enif_make_sub_binary(self.env, self.input, start, end - start)
             },
             s => self.copy_binary(s.bytes()),
@@ -225,45 +255,80 @@ impl<'a> TermBuilder<'a> {
         self.map_of(&keys, &values)
     }
 
-    /// A map of 2..=32 binary keys: hand the runtime its keys already sorted.
+    /// A map of 2..=32 binary keys: hand the runtime its keys already sorted, or write it (see `raw`).
     #[inline]
     fn flatmap(&mut self, keys: &[Key], values: &[T]) -> T {
         let n = keys.len();
-        // Arrays of same-shaped objects: reuse the previous object's order when its keys are the same.
+        // Arrays of same-shaped objects: reuse the previous object's order when its keys are the same, and with
+        // `keys: :intern` (the same key terms) its keys tuple.
+        let mut same_terms = self.shape_len == n;
         let same_shape = self.shape_len == n
-            && keys
-                .iter()
-                .zip(&self.shape[..n])
-                .all(|(k, s)| k.term == s.term || k.bytes() == s.bytes());
+            && keys.iter().zip(&self.shape[..n]).all(|(k, s)| {
+                if k.term == s.term {
+                    return true;
+                }
+                same_terms = false;
+                k.bytes() == s.bytes()
+            });
         if !same_shape {
-            if keys.windows(2).all(|w| w[0].bytes() < w[1].bytes()) {
-                return self.map_from_keys(keys, values);
-            }
             let idx = &mut self.shape_idx;
-            if keys.windows(2).all(|w| w[0].bytes() > w[1].bytes()) {
+            if keys.windows(2).all(|w| w[0].bytes() < w[1].bytes()) {
+                for (i, x) in idx[..n].iter_mut().enumerate() {
+                    *x = i as u8;
+                }
+            } else if keys.windows(2).all(|w| w[0].bytes() > w[1].bytes()) {
                 // Strictly descending (as some encoders write maps): reversed, no sort, no duplicates.
                 for (i, x) in idx[..n].iter_mut().enumerate() {
                     *x = (n - 1 - i) as u8;
                 }
-                self.shape[..n].copy_from_slice(keys);
-                self.shape_len = n;
-                return self.flatmap_in_shape_order(keys, values);
-            }
-            for (i, x) in idx[..n].iter_mut().enumerate() {
-                *x = i as u8;
-            }
-            idx[..n]
-                .sort_unstable_by(|&a, &b| keys[a as usize].bytes().cmp(keys[b as usize].bytes()));
-            for w in idx[..n].windows(2) {
-                if keys[w[0] as usize].bytes() == keys[w[1] as usize].bytes() {
-                    self.shape_len = 0;
-                    return self.map_from_keys(keys, values);
+            } else {
+                for (i, x) in idx[..n].iter_mut().enumerate() {
+                    *x = i as u8;
+                }
+                idx[..n].sort_unstable_by(|&a, &b| {
+                    keys[a as usize].bytes().cmp(keys[b as usize].bytes())
+                });
+                for w in idx[..n].windows(2) {
+                    if keys[w[0] as usize].bytes() == keys[w[1] as usize].bytes() {
+                        self.shape_len = 0;
+                        return self.map_from_keys(keys, values);
+                    }
                 }
             }
             self.shape[..n].copy_from_slice(keys);
             self.shape_len = n;
+            self.shape_tuple = None;
+            same_terms = false;
         }
-        self.flatmap_in_shape_order(keys, values)
+        if !self.raw {
+            return self.flatmap_in_shape_order(keys, values);
+        }
+        let idx = &self.shape_idx[..n];
+        let mut buf = [MaybeUninit::<T>::uninit(); FLATMAP_MAX + 2];
+        for (slot, &i) in buf[2..].iter_mut().zip(idx) {
+            slot.write(values[i as usize]);
+        }
+        let tuple = match self.shape_tuple {
+            Some(t) if same_terms => t,
+            _ => {
+                let mut ks = [MaybeUninit::<T>::uninit(); FLATMAP_MAX];
+                for (slot, &i) in ks.iter_mut().zip(idx) {
+                    slot.write(keys[i as usize].term);
+                }
+                let t = unsafe {
+                    raw::tuple(
+                        self.env,
+                        std::slice::from_raw_parts(ks.as_ptr() as *const T, n),
+                    )
+                };
+                if self.keys == KEYS_INTERN && !same_shape {
+                    // Interned key terms are unique per key: the next object with these terms shares the tuple.
+                    self.shape_tuple = Some(t);
+                }
+                t
+            }
+        };
+        unsafe { raw::flatmap(self.env, tuple, &mut buf, n) }
     }
 
     /// Builds the flatmap with its pairs in `shape_idx` order (sorted, no duplicate keys).
@@ -366,27 +431,31 @@ impl<'a> Builder for TermBuilder<'a> {
     #[inline(always)]
     fn key(&mut self, s: Str) -> Result<Key, ()> {
         let input = self.input_bytes;
-        let env = self.env;
-        let bin = self.input;
         let copy = self.copy_strings;
-        let sub = |start: usize, end: usize| Key {
-            term: unsafe { enif_make_sub_binary(env, bin, start, end - start) },
+        let sub = |this: &Self, start: usize, end: usize| Key {
+            term: unsafe { enif_make_sub_binary(this.env, this.input, start, end - start) },
             ptr: input[start..].as_ptr(),
             len: end - start,
         };
         match (self.keys, s) {
-            (KEYS_STRINGS, Str::Input { start, end, .. }) if !copy => Ok(sub(start, end)),
-            (KEYS_STRINGS | KEYS_COPY, s) => Ok(copy_binary_key(env, s.bytes())),
+            (KEYS_STRINGS, Str::Input { start, end, .. })
+                if !copy && end - start > HEAP_BIN_MAX =>
+            {
+                Ok(sub(self, start, end))
+            }
+            (KEYS_STRINGS | KEYS_COPY, s) => Ok(self.copy_key(s.bytes())),
             (KEYS_INTERN, Str::Input { start, end, .. }) => {
-                let term = self.cache.get_or_insert(input, start, end, || {
-                    Ok(if copy {
-                        copy_binary(env, &input[start..end])
+                let mut cache = std::mem::take(&mut self.cache);
+                let term = cache.get_or_insert(input, start, end, || {
+                    Ok(if copy || end - start <= HEAP_BIN_MAX {
+                        self.copy_binary(&input[start..end])
                     } else {
-                        sub(start, end).term
+                        sub(self, start, end).term
                     })
-                })?;
+                });
+                self.cache = cache;
                 Ok(Key {
-                    term,
+                    term: term?,
                     ptr: input[start..].as_ptr(),
                     len: end - start,
                 })
@@ -405,7 +474,7 @@ impl<'a> Builder for TermBuilder<'a> {
                     }
                 }
             }
-            (_, s) => Ok(copy_binary_key(env, s.bytes())),
+            (_, s) => Ok(self.copy_key(s.bytes())),
         }
     }
     #[inline(always)]
@@ -501,6 +570,9 @@ pub fn decode<'a>(env: Env<'a>, input: Term<'a>, opts: Term<'a>) -> Term<'a> {
         }; FLATMAP_MAX],
         shape_len: 0,
         shape_idx: [0; FLATMAP_MAX],
+        shape_tuple: None,
+        raw: raw::on(raw_env, atoms::nil().as_c_arg()),
+        fills: [atoms::nil().as_c_arg(); 4],
     };
     // The parser's stacks are kept per scheduler thread: small documents then parse without allocating.
     let parsed = STACKS.with(|stacks| match stacks.try_borrow_mut() {
