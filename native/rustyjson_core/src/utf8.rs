@@ -184,7 +184,11 @@ mod tests {
                     }
                     v[at] = b'"';
                     let expected_high = high_at.is_some_and(|h| h < at);
-                    assert_eq!(skip_to_special(&v, 0), (at, expected_high), "{len} {at} {high_at:?}");
+                    assert_eq!(
+                        skip_to_special(&v, 0),
+                        (at, expected_high),
+                        "{len} {at} {high_at:?}"
+                    );
                     let mut w = vec![b' '; len];
                     w[at] = b'x';
                     assert_eq!(skip_ws(&w, 0), at, "{len} {at}");

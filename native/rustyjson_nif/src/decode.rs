@@ -99,6 +99,61 @@ fn copy_binary_key(env: *mut ErlNifEnv, bytes: &[u8]) -> Key {
     }
 }
 
+/// The sorted order of 2..=32 binary keys in `idx` (key bytes order, which is term order for binaries); false
+/// when two keys are equal.
+#[inline]
+fn sort_order(keys: &[Key], idx: &mut [u8; FLATMAP_MAX]) -> bool {
+    let n = keys.len();
+    if keys.windows(2).all(|w| w[0].bytes() < w[1].bytes()) {
+        for (i, x) in idx[..n].iter_mut().enumerate() {
+            *x = i as u8;
+        }
+        return true;
+    }
+    if keys.windows(2).all(|w| w[0].bytes() > w[1].bytes()) {
+        // Strictly descending (as some encoders write maps): reversed, no sort, no duplicates.
+        for (i, x) in idx[..n].iter_mut().enumerate() {
+            *x = (n - 1 - i) as u8;
+        }
+        return true;
+    }
+    for (i, x) in idx[..n].iter_mut().enumerate() {
+        *x = i as u8;
+    }
+    idx[..n].sort_unstable_by(|&a, &b| keys[a as usize].bytes().cmp(keys[b as usize].bytes()));
+    idx[..n]
+        .windows(2)
+        .all(|w| keys[w[0] as usize].bytes() != keys[w[1] as usize].bytes())
+}
+
+#[inline(always)]
+fn term_bits(t: T) -> usize {
+    // SAFETY: ErlNifTerm is a machine word.
+    unsafe { std::mem::transmute::<T, usize>(t) }
+}
+
+/// Shapes remembered by `keys: :intern` (2^SHAPE_BITS slots).
+const SHAPE_BITS: u32 = 5;
+
+/// An object shape under `keys: :intern`: its key terms in document order, their sorted order and the keys
+/// tuple in that order.
+#[derive(Clone, Copy)]
+struct Shape {
+    n: u8,
+    terms: [usize; FLATMAP_MAX],
+    idx: [u8; FLATMAP_MAX],
+    tuple: Option<T>,
+}
+
+impl Shape {
+    const EMPTY: Shape = Shape {
+        n: 0,
+        terms: [0; FLATMAP_MAX],
+        idx: [0; FLATMAP_MAX],
+        tuple: None,
+    };
+}
+
 struct TermBuilder<'a> {
     env: *mut ErlNifEnv,
     rust_env: Env<'a>,
@@ -122,8 +177,8 @@ struct TermBuilder<'a> {
     shape: [Key; FLATMAP_MAX],
     shape_len: usize,
     shape_idx: [u8; FLATMAP_MAX],
-    /// With `keys: :intern`, the keys tuple of the shape (shared by maps with the same key terms).
-    shape_tuple: Option<T>,
+    /// `keys: :intern`: recent shapes (see `flatmap_interned`).
+    shapes: Vec<Shape>,
     /// Whether terms are written directly (`raw::on`), and the immediates `raw` fills fresh words with.
     raw: bool,
     fills: [T; 4],
@@ -259,76 +314,95 @@ impl<'a> TermBuilder<'a> {
     #[inline]
     fn flatmap(&mut self, keys: &[Key], values: &[T]) -> T {
         let n = keys.len();
-        // Arrays of same-shaped objects: reuse the previous object's order when its keys are the same, and with
-        // `keys: :intern` (the same key terms) its keys tuple.
-        let mut same_terms = self.shape_len == n;
+        // Arrays of same-shaped objects: reuse the previous object's order when its keys are the same.
         let same_shape = self.shape_len == n
-            && keys.iter().zip(&self.shape[..n]).all(|(k, s)| {
-                if k.term == s.term {
-                    return true;
-                }
-                same_terms = false;
-                k.bytes() == s.bytes()
-            });
+            && keys
+                .iter()
+                .zip(&self.shape[..n])
+                .all(|(k, s)| k.term == s.term || k.bytes() == s.bytes());
         if !same_shape {
-            let idx = &mut self.shape_idx;
-            if keys.windows(2).all(|w| w[0].bytes() < w[1].bytes()) {
-                for (i, x) in idx[..n].iter_mut().enumerate() {
-                    *x = i as u8;
-                }
-            } else if keys.windows(2).all(|w| w[0].bytes() > w[1].bytes()) {
-                // Strictly descending (as some encoders write maps): reversed, no sort, no duplicates.
-                for (i, x) in idx[..n].iter_mut().enumerate() {
-                    *x = (n - 1 - i) as u8;
-                }
-            } else {
-                for (i, x) in idx[..n].iter_mut().enumerate() {
-                    *x = i as u8;
-                }
-                idx[..n].sort_unstable_by(|&a, &b| {
-                    keys[a as usize].bytes().cmp(keys[b as usize].bytes())
-                });
-                for w in idx[..n].windows(2) {
-                    if keys[w[0] as usize].bytes() == keys[w[1] as usize].bytes() {
-                        self.shape_len = 0;
-                        return self.map_from_keys(keys, values);
-                    }
-                }
+            if !sort_order(keys, &mut self.shape_idx) {
+                self.shape_len = 0;
+                return self.map_from_keys(keys, values);
             }
             self.shape[..n].copy_from_slice(keys);
             self.shape_len = n;
-            self.shape_tuple = None;
-            same_terms = false;
         }
         if !self.raw {
             return self.flatmap_in_shape_order(keys, values);
         }
         let idx = &self.shape_idx[..n];
         let mut buf = [MaybeUninit::<T>::uninit(); FLATMAP_MAX + 2];
-        for (slot, &i) in buf[2..].iter_mut().zip(idx) {
+        let mut ks = [MaybeUninit::<T>::uninit(); FLATMAP_MAX];
+        for ((v, k), &i) in buf[2..].iter_mut().zip(ks.iter_mut()).zip(idx) {
+            v.write(values[i as usize]);
+            k.write(keys[i as usize].term);
+        }
+        unsafe {
+            let ks = std::slice::from_raw_parts(ks.as_ptr() as *const T, n);
+            raw::flatmap(self.env, raw::tuple(self.env, ks), &mut buf, n)
+        }
+    }
+
+    /// `keys: :intern` (while its cache hits): interned key terms are one per key, so an object's shape is its
+    /// sequence of key terms. A small table of recent shapes gives their sorted order and keys tuple, so objects
+    /// of a shape seen before (not only the previous object's: nested objects alternate) cost no comparisons and
+    /// share the tuple.
+    #[inline]
+    fn flatmap_interned(&mut self, keys: &[Key], values: &[T]) -> T {
+        let n = keys.len();
+        let mut h = n as u64;
+        for k in keys {
+            h = (h.rotate_left(5) ^ term_bits(k.term) as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+        let slot = (h >> (64 - SHAPE_BITS)) as usize;
+        if self.shapes.is_empty() {
+            self.shapes = vec![Shape::EMPTY; 1 << SHAPE_BITS];
+        }
+        let shape = &mut self.shapes[slot];
+        let hit = shape.n as usize == n
+            && shape.terms[..n]
+                .iter()
+                .zip(keys)
+                .all(|(&t, k)| t == term_bits(k.term));
+        if !hit {
+            let mut idx = [0u8; FLATMAP_MAX];
+            if !sort_order(keys, &mut idx) {
+                return self.map_from_keys(keys, values);
+            }
+            let mut ks = [MaybeUninit::<T>::uninit(); FLATMAP_MAX];
+            for (slot, &i) in ks.iter_mut().zip(&idx[..n]) {
+                slot.write(keys[i as usize].term);
+            }
+            let ks = unsafe { std::slice::from_raw_parts(ks.as_ptr() as *const T, n) };
+            shape.n = n as u8;
+            shape.idx = idx;
+            for (t, k) in shape.terms.iter_mut().zip(keys) {
+                *t = term_bits(k.term);
+            }
+            shape.tuple = if self.raw {
+                Some(unsafe { raw::tuple(self.env, ks) })
+            } else {
+                None
+            };
+        }
+        let shape = &self.shapes[slot];
+        let mut buf = [MaybeUninit::<T>::uninit(); FLATMAP_MAX + 2];
+        for (slot, &i) in buf[2..].iter_mut().zip(&shape.idx[..n]) {
             slot.write(values[i as usize]);
         }
-        let tuple = match self.shape_tuple {
-            Some(t) if same_terms => t,
-            _ => {
+        match shape.tuple {
+            Some(tuple) => unsafe { raw::flatmap(self.env, tuple, &mut buf, n) },
+            None => {
                 let mut ks = [MaybeUninit::<T>::uninit(); FLATMAP_MAX];
-                for (slot, &i) in ks.iter_mut().zip(idx) {
+                for (slot, &i) in ks.iter_mut().zip(&shape.idx[..n]) {
                     slot.write(keys[i as usize].term);
                 }
-                let t = unsafe {
-                    raw::tuple(
-                        self.env,
-                        std::slice::from_raw_parts(ks.as_ptr() as *const T, n),
-                    )
-                };
-                if self.keys == KEYS_INTERN && !same_shape {
-                    // Interned key terms are unique per key: the next object with these terms shares the tuple.
-                    self.shape_tuple = Some(t);
-                }
-                t
+                let ks = unsafe { std::slice::from_raw_parts(ks.as_ptr() as *const T, n) };
+                let vs = unsafe { std::slice::from_raw_parts(buf[2..].as_ptr() as *const T, n) };
+                self.map_of(ks, vs)
             }
-        };
-        unsafe { raw::flatmap(self.env, tuple, &mut buf, n) }
+        }
     }
 
     /// Builds the flatmap with its pairs in `shape_idx` order (sorted, no duplicate keys).
@@ -523,6 +597,9 @@ impl<'a> Builder for TermBuilder<'a> {
             }
         }
         if (2..=FLATMAP_MAX).contains(&n) && !keys[0].ptr.is_null() {
+            if self.keys == KEYS_INTERN && self.cache.enabled() {
+                return self.flatmap_interned(keys, values);
+            }
             return self.flatmap(keys, values);
         }
         self.key_terms.clear();
@@ -570,7 +647,7 @@ pub fn decode<'a>(env: Env<'a>, input: Term<'a>, opts: Term<'a>) -> Term<'a> {
         }; FLATMAP_MAX],
         shape_len: 0,
         shape_idx: [0; FLATMAP_MAX],
-        shape_tuple: None,
+        shapes: Vec::new(),
         raw: raw::on(raw_env, atoms::nil().as_c_arg()),
         fills: [atoms::nil().as_c_arg(); 4],
     };
