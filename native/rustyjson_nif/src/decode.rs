@@ -193,6 +193,19 @@ impl<'a> TermBuilder<'a> {
         copy_binary(self.env, bytes)
     }
 
+    /// The key at `input[start..end]` (no escapes): a sub-binary unless it is short or `strings: :copy`.
+    #[inline(always)]
+    fn input_key(&self, start: usize, end: usize) -> Key {
+        if self.copy_strings || end - start <= HEAP_BIN_MAX {
+            return self.copy_key(&self.input_bytes[start..end]);
+        }
+        Key {
+            term: unsafe { enif_make_sub_binary(self.env, self.input, start, end - start) },
+            ptr: self.input_bytes[start..].as_ptr(),
+            len: end - start,
+        }
+    }
+
     /// A fresh binary holding `bytes`, with a pointer to its data (which stays put for the whole call).
     #[inline(always)]
     fn copy_key(&self, bytes: &[u8]) -> Key {
@@ -504,33 +517,22 @@ impl<'a> Builder for TermBuilder<'a> {
     }
     #[inline(always)]
     fn key(&mut self, s: Str) -> Result<Key, ()> {
-        let input = self.input_bytes;
-        let copy = self.copy_strings;
-        let sub = |this: &Self, start: usize, end: usize| Key {
-            term: unsafe { enif_make_sub_binary(this.env, this.input, start, end - start) },
-            ptr: input[start..].as_ptr(),
-            len: end - start,
-        };
         match (self.keys, s) {
-            (KEYS_STRINGS, Str::Input { start, end, .. })
-                if !copy && end - start > HEAP_BIN_MAX =>
-            {
-                Ok(sub(self, start, end))
-            }
+            (KEYS_STRINGS, Str::Input { start, end, .. }) => Ok(self.input_key(start, end)),
             (KEYS_STRINGS | KEYS_COPY, s) => Ok(self.copy_key(s.bytes())),
             (KEYS_INTERN, Str::Input { start, end, .. }) => {
+                if !self.cache.enabled() {
+                    // The cache gave up (keys rarely repeat): exactly the default's work from here on.
+                    return Ok(self.input_key(start, end));
+                }
                 let mut cache = std::mem::take(&mut self.cache);
-                let term = cache.get_or_insert(input, start, end, || {
-                    Ok(if copy || end - start <= HEAP_BIN_MAX {
-                        self.copy_binary(&input[start..end])
-                    } else {
-                        sub(self, start, end).term
-                    })
+                let term = cache.get_or_insert(self.input_bytes, start, end, || {
+                    Ok(self.input_key(start, end).term)
                 });
                 self.cache = cache;
                 Ok(Key {
                     term: term?,
-                    ptr: input[start..].as_ptr(),
+                    ptr: self.input_bytes[start..].as_ptr(),
                     len: end - start,
                 })
             }
