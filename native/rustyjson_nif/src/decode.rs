@@ -10,12 +10,17 @@ use rustler::sys::{
     enif_make_new_map, enif_make_sub_binary, enif_make_tuple_from_array, ErlNifBinary,
     ErlNifCharEncoding, ErlNifEnv, ErlNifTerm, ERL_NIF_BIN2TERM_SAFE,
 };
+use rustler::sys::{enif_consume_timeslice, enif_get_tuple, enif_schedule_nif};
+use rustler::ResourceArc;
 use rustler::{Encoder, Env, Term};
 use rustyjson_core::intern::KeyCache;
-use rustyjson_core::parser::{self, Builder, ParseError, Stacks, Str};
+use rustyjson_core::parser::{self, Builder, ParseError, Progress, Stacks, Str};
 use std::cell::RefCell;
+use std::ffi::c_int;
 use std::mem::ManuallyDrop;
 use std::mem::MaybeUninit;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 mod raw;
 
@@ -613,7 +618,68 @@ impl<'a> Builder for TermBuilder<'a> {
     }
 }
 
+/// Bytes parsed between clock checks on a normal scheduler (at most about 0.1 ms of the densest documents).
+const SLICE_BYTES: usize = 32 * 1024;
+/// A call on a normal scheduler yields (`enif_schedule_nif`) once it has run this long.
+const YIELD_AFTER: Duration = Duration::from_micros(500);
+/// The most pending values and keys a yield carries (a tuple's arity limit is 2^24 - 1).
+const MAX_PENDING: usize = (1 << 24) - 1;
+
+/// A decode that yielded: the parser's stacks (their terms are stale: the tuple passed along holds the live ones)
+/// and the position to continue from.
+struct Paused {
+    stacks: Stacks<T, Key>,
+    pos: usize,
+}
+
+// SAFETY: the raw pointers in `Key`s point into the input binary (kept alive as an argument of the continuation)
+// or are replaced on resume; the state is only touched by the one continuation call that owns the resource.
+unsafe impl Send for Paused {}
+
+struct PausedDecode(Mutex<Option<Paused>>);
+
+#[rustler::resource_impl]
+impl rustler::Resource for PausedDecode {}
+
+/// `decode` on the calling (normal) scheduler: yields every ~0.5 ms and continues in `decode_continue`.
 pub fn decode<'a>(env: Env<'a>, input: Term<'a>, opts: Term<'a>) -> Term<'a> {
+    run(env, input, opts, true, None)
+}
+
+/// `decode` on a dirty scheduler: runs to the end.
+pub fn decode_dirty<'a>(env: Env<'a>, input: Term<'a>, opts: Term<'a>) -> Term<'a> {
+    run(env, input, opts, false, None)
+}
+
+/// The continuation of a yielded decode: `argv` is `[input, opts, paused resource, pending tuple]`.
+unsafe extern "C" fn decode_continue(
+    env: *mut ErlNifEnv,
+    argc: c_int,
+    argv: *const ErlNifTerm,
+) -> ErlNifTerm {
+    let marker = ();
+    let env = Env::new(&marker, env);
+    let result = std::panic::catch_unwind(|| {
+        if argc != 4 {
+            return rustler::types::atom::badarg().encode(env);
+        }
+        let arg = |i: usize| Term::new(env, *argv.add(i));
+        run(env, arg(0), arg(1), true, Some((arg(2), arg(3))))
+    });
+    match result {
+        Ok(term) => term.as_c_arg(),
+        Err(_) => rustler::sys::enif_make_badarg(env.as_c_arg()),
+    }
+}
+
+fn run<'a>(
+    env: Env<'a>,
+    input: Term<'a>,
+    opts: Term<'a>,
+    normal: bool,
+    resume: Option<(Term<'a>, Term<'a>)>,
+) -> Term<'a> {
+    let started = Instant::now();
     let raw_env = env.as_c_arg();
     let mut bin = MaybeUninit::<ErlNifBinary>::uninit();
     if unsafe { enif_inspect_binary(raw_env, input.as_c_arg(), bin.as_mut_ptr()) } == 0 {
@@ -625,16 +691,16 @@ pub fn decode<'a>(env: Env<'a>, input: Term<'a>, opts: Term<'a>) -> Term<'a> {
     } else {
         unsafe { std::slice::from_raw_parts(bin.data, bin.size) }
     };
-    let opts: u32 = opts.decode().unwrap_or(0);
+    let opts_bits: u32 = opts.decode().unwrap_or(0);
     let mut builder = TermBuilder {
         env: raw_env,
         rust_env: env,
         input: input.as_c_arg(),
         input_bytes: bytes,
-        keys: opts & 7,
-        copy_strings: opts & STRINGS_COPY != 0,
-        ordered: opts & ORDERED_OBJECTS != 0,
-        decimals: opts & FLOAT_DECIMALS != 0,
+        keys: opts_bits & 7,
+        copy_strings: opts_bits & STRINGS_COPY != 0,
+        ordered: opts_bits & ORDERED_OBJECTS != 0,
+        decimals: opts_bits & FLOAT_DECIMALS != 0,
         nil: atoms::nil().as_c_arg(),
         true_: atoms::true_().as_c_arg(),
         false_: atoms::false_().as_c_arg(),
@@ -653,11 +719,76 @@ pub fn decode<'a>(env: Env<'a>, input: Term<'a>, opts: Term<'a>) -> Term<'a> {
         raw: raw::on(raw_env, atoms::nil().as_c_arg()),
         fills: [atoms::nil().as_c_arg(); 4],
     };
-    // The parser's stacks are kept per scheduler thread: small documents then parse without allocating.
-    let parsed = STACKS.with(|stacks| match stacks.try_borrow_mut() {
-        Ok(mut stacks) => parser::parse_with(bytes, &mut builder, &mut stacks),
-        Err(_) => parser::parse(bytes, &mut builder),
+    // The parser's stacks: a yielded decode's, or the ones kept per scheduler thread (small documents then parse
+    // without allocating).
+    let (mut stacks, mut pos) = match resume {
+        Some((paused, pending)) => match restore(env, paused, pending, bytes) {
+            Some(state) => state,
+            None => return (atoms::error(), atoms::badarg()).encode(env),
+        },
+        None => (
+            STACKS
+                .with(|s| s.try_borrow_mut().map(|mut s| std::mem::take(&mut **s)))
+                .unwrap_or_default(),
+            0,
+        ),
+    };
+    let parsed = loop {
+        let limit = if normal {
+            pos.saturating_add(SLICE_BYTES)
+        } else {
+            usize::MAX
+        };
+        match parser::parse_some(bytes, &mut builder, &mut stacks, &mut pos, limit) {
+            Ok(Progress::Done(v)) => break Ok(v),
+            Err(e) => break Err(e),
+            Ok(Progress::Paused) => {
+                let (values, keys) = stacks.pending();
+                if started.elapsed() < YIELD_AFTER || values.len() + keys.len() > MAX_PENDING {
+                    continue;
+                }
+                // Yield: the pending terms travel in a tuple (an argument, so the garbage collector keeps and
+                // moves them), the rest in a resource.
+                let mut terms = Vec::with_capacity(values.len() + keys.len());
+                terms.extend_from_slice(values);
+                terms.extend(keys.iter().map(|k| k.term));
+                let tuple = unsafe {
+                    enif_make_tuple_from_array(raw_env, terms.as_ptr(), terms.len() as u32)
+                };
+                let paused =
+                    ResourceArc::new(PausedDecode(Mutex::new(Some(Paused { stacks, pos }))));
+                let args = [
+                    input.as_c_arg(),
+                    opts.as_c_arg(),
+                    paused.encode(env).as_c_arg(),
+                    tuple,
+                ];
+                consume_timeslice(env, started);
+                return unsafe {
+                    Term::new(
+                        env,
+                        enif_schedule_nif(
+                            raw_env,
+                            c"decode".as_ptr(),
+                            0,
+                            decode_continue,
+                            args.len() as c_int,
+                            args.as_ptr(),
+                        ),
+                    )
+                };
+            }
+        }
+    };
+    // Give the stacks back to this thread for the next call (the parser has emptied them).
+    STACKS.with(|s| {
+        if let Ok(mut s) = s.try_borrow_mut() {
+            **s = stacks;
+        }
     });
+    if normal {
+        consume_timeslice(env, started);
+    }
     match parsed {
         Ok(term) => unsafe { Term::new(env, term) },
         Err(ParseError::UnexpectedByte(pos)) | Err(ParseError::UnexpectedEnd(pos)) => {
@@ -678,4 +809,41 @@ pub fn decode<'a>(env: Env<'a>, input: Term<'a>, opts: Term<'a>) -> Term<'a> {
             (atoms::error(), (tag, unsafe { Term::new(env, key) })).encode(env)
         }
     }
+}
+
+/// Tells the scheduler how much of its time slice the call used (1 ms is 100%).
+fn consume_timeslice(env: Env, started: Instant) {
+    let percent = (started.elapsed().as_micros() / 10).clamp(1, 100) as c_int;
+    unsafe { enif_consume_timeslice(env.as_c_arg(), percent) };
+}
+
+/// The stacks and position of a yielded decode, with the live terms of `pending` put back in place of the
+/// stale ones (keys' bytes too: a key copied into a binary may have moved; one in the input has not).
+fn restore(env: Env, paused: Term, pending: Term, input: &[u8]) -> Option<(Stacks<T, Key>, usize)> {
+    let paused: ResourceArc<PausedDecode> = paused.decode().ok()?;
+    let Paused { mut stacks, pos } = paused.0.lock().ok()?.take()?;
+    let raw_env = env.as_c_arg();
+    let mut arity = 0;
+    let mut elems: *const T = std::ptr::null();
+    if unsafe { enif_get_tuple(raw_env, pending.as_c_arg(), &mut arity, &mut elems) } == 0 {
+        return None;
+    }
+    let (values, keys) = stacks.pending();
+    if arity as usize != values.len() + keys.len() {
+        return None;
+    }
+    let elems = unsafe { std::slice::from_raw_parts(elems, arity as usize) };
+    values.copy_from_slice(&elems[..values.len()]);
+    let input_range = input.as_ptr_range();
+    for (k, &term) in keys.iter_mut().zip(&elems[values.len()..]) {
+        k.term = term;
+        if !k.ptr.is_null() && !input_range.contains(&k.ptr) {
+            let mut bin = MaybeUninit::<ErlNifBinary>::uninit();
+            if unsafe { enif_inspect_binary(raw_env, term, bin.as_mut_ptr()) } == 0 {
+                return None;
+            }
+            k.ptr = unsafe { bin.assume_init() }.data;
+        }
+    }
+    Some((stacks, pos))
 }
