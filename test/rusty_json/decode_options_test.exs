@@ -188,6 +188,26 @@ defmodule RustyJson.DecodeOptionsTest do
   end
 
   describe "input" do
+    test "integers around the small-integer and 64-bit limits (written directly or by the VM)" do
+      limit = Bitwise.bsl(1, 59)
+
+      ints = [
+        0,
+        -1,
+        limit - 1,
+        limit,
+        -limit,
+        -limit - 1,
+        Bitwise.bsl(1, 63) - 1,
+        -Bitwise.bsl(1, 63)
+      ]
+
+      ints = ints ++ [Bitwise.bsl(1, 63), Bitwise.bsl(1, 64) + 1, -Bitwise.bsl(1, 63) - 1]
+
+      assert RustyJson.decode!("[" <> Enum.map_join(ints, ",", &Integer.to_string/1) <> "]") ==
+               ints
+    end
+
     test "iodata is flattened; errors carry the flattened data" do
       assert RustyJson.decode(["[1,", ?2, ["]"]]) == {:ok, [1, 2]}
       assert {:error, %DecodeError{position: 3, data: "[1,]"}} = RustyJson.decode(["[1,", "]"])

@@ -500,6 +500,11 @@ impl<'a> Builder for TermBuilder<'a> {
     }
     #[inline(always)]
     fn int(&mut self, value: i64) -> T {
+        if self.raw {
+            if let Some(t) = raw::small(value) {
+                return t;
+            }
+        }
         unsafe { enif_make_int64(self.env, value) }
     }
     fn big_int(&mut self, text: &[u8]) -> T {

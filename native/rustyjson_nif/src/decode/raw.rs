@@ -1,5 +1,5 @@
-//! Writing two kinds of terms straight into the memory the VM hands out, instead of through erl_nif:
-//! heap binaries of up to 24 bytes (object keys and short strings) and flat maps whose keys are already sorted.
+//! Writing terms straight into the memory the VM hands out, instead of through erl_nif: heap binaries of up to 24
+//! bytes (object keys and short strings), flat maps whose keys are already sorted, and small integers.
 //!
 //! `enif_make_new_binary` syncs the environment's heap pointers on every call, and `enif_make_map_from_arrays`
 //! sorts and compares the keys again with term comparisons; written here, a key costs a bump allocation and a
@@ -102,6 +102,18 @@ pub unsafe fn flatmap(env: *mut ErlNifEnv, keys: T, buf: &mut [MaybeUninit<T>], 
     t
 }
 
+/// Integers of this many bits or fewer (sign included) are immediates ("small integers": the value shifted left
+/// by four over the tag 0b1111).
+const SMALL_BITS: u32 = 60;
+
+/// `value` as an immediate small integer, when it is one. Only after `on()`.
+#[inline(always)]
+pub fn small(value: i64) -> Option<T> {
+    let fits = (value << (64 - SMALL_BITS)) >> (64 - SMALL_BITS) == value;
+    // SAFETY: a machine word; only returned when the check at load found this encoding.
+    fits.then(|| unsafe { std::mem::transmute::<usize, T>(((value << 4) | 0xF) as usize) })
+}
+
 /// A tuple of `keys` (for [`flatmap`]).
 #[inline(always)]
 pub unsafe fn tuple(env: *mut ErlNifEnv, keys: &[T]) -> T {
@@ -113,6 +125,19 @@ unsafe fn check(env: *mut ErlNifEnv, fill: T) -> bool {
     let fills = [fill; 4];
     if bits(fill) & 0x3 != 0x3 {
         return false; // not an immediate
+    }
+    // Small integers: every value at and around the limits is the VM's term; just outside them is not a small.
+    let limit = 1i64 << (SMALL_BITS - 1);
+    for v in [0, 1, -1, 7, -8, 123_456_789, limit - 1, -limit, i64::MAX >> 5] {
+        match small(v) {
+            Some(t) if bits(t) == bits(enif_make_int64(env, v)) => {}
+            _ => return false,
+        }
+    }
+    for v in [limit, -limit - 1, i64::MAX, i64::MIN] {
+        if small(v).is_some() || bits(enif_make_int64(env, v)) & 0xF == 0xF {
+            return false;
+        }
     }
     // Heap binaries: learn one header per data-word count, then compare every size.
     let text = b"0123456789abcdefghijklmnopqrstuvwxyz";
