@@ -463,6 +463,10 @@ impl<'a> Parser<'a> {
         match input.get(pos) {
             Some(b'0') => pos += 1,
             Some(b'1'..=b'9') => {
+                // Eight digits at a time while eight follow (ids, timestamps), then one at a time. The sums wrap
+                // past 19 digits exactly as the one-digit steps do; such tokens are re-read from their text.
+                let mut sig8 = 0;
+                eight_at_a_time(input, &mut pos, &mut w, &mut sig8);
                 while let Some(&d @ b'0'..=b'9') = input.get(pos) {
                     w = w.wrapping_mul(10).wrapping_add((d - b'0') as u64);
                     pos += 1;
