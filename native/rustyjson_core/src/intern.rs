@@ -32,13 +32,21 @@ fn low_bytes(n: usize) -> u64 {
     }
 }
 
-/// A key of at most 16 bytes as two zero-padded words, when 16 bytes can be read from `start`.
+/// A key of at most 16 bytes as two zero-padded words.
 #[inline(always)]
 fn short_key(input: &[u8], start: usize, len: usize) -> Option<(u64, u64)> {
     if len > 16 {
         return None;
     }
-    let w = input.get(start..start + 16)?;
+    let mut buf = [0u8; 16];
+    let w = match input.get(start..start + 16) {
+        Some(w) => w,
+        None => {
+            // Near the end of the input: the same words from a zero-padded copy.
+            buf[..len].copy_from_slice(input.get(start..start + len)?);
+            &buf[..]
+        }
+    };
     let a = u64::from_le_bytes(w[..8].try_into().unwrap());
     let b = u64::from_le_bytes(w[8..].try_into().unwrap());
     Some(if len >= 8 {
