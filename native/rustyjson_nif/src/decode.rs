@@ -684,7 +684,6 @@ fn run<'a>(
     normal: bool,
     resume: Option<(Term<'a>, Term<'a>)>,
 ) -> Term<'a> {
-    let started = Instant::now();
     let raw_env = env.as_c_arg();
     let mut bin = MaybeUninit::<ErlNifBinary>::uninit();
     if unsafe { enif_inspect_binary(raw_env, input.as_c_arg(), bin.as_mut_ptr()) } == 0 {
@@ -696,6 +695,8 @@ fn run<'a>(
     } else {
         unsafe { std::slice::from_raw_parts(bin.data, bin.size) }
     };
+    // The clock is read only where a slice check can come (a smaller input is one slice: no clock, no report).
+    let started = (normal && (bytes.len() > SLICE_BYTES || resume.is_some())).then(Instant::now);
     let opts_bits: u32 = opts.decode().unwrap_or(0);
     let mut builder = TermBuilder {
         env: raw_env,
@@ -749,6 +750,7 @@ fn run<'a>(
             Err(e) => break Err(e),
             Ok(Progress::Paused) => {
                 let (values, keys) = stacks.pending();
+                let Some(started) = started else { continue };
                 if started.elapsed() < YIELD_AFTER || values.len() + keys.len() > MAX_PENDING {
                     continue;
                 }
@@ -791,7 +793,7 @@ fn run<'a>(
             **s = stacks;
         }
     });
-    if normal {
+    if let Some(started) = started {
         consume_timeslice(env, started);
     }
     match parsed {

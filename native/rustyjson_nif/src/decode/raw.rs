@@ -128,7 +128,17 @@ unsafe fn check(env: *mut ErlNifEnv, fill: T) -> bool {
     }
     // Small integers: every value at and around the limits is the VM's term; just outside them is not a small.
     let limit = 1i64 << (SMALL_BITS - 1);
-    for v in [0, 1, -1, 7, -8, 123_456_789, limit - 1, -limit, i64::MAX >> 5] {
+    for v in [
+        0,
+        1,
+        -1,
+        7,
+        -8,
+        123_456_789,
+        limit - 1,
+        -limit,
+        i64::MAX >> 5,
+    ] {
         match small(v) {
             Some(t) if bits(t) == bits(enif_make_int64(env, v)) => {}
             _ => return false,
