@@ -271,10 +271,15 @@ impl<'a> Parser<'a> {
         held: &mut bool,
         limit: usize,
     ) -> Result<Option<B::V>, ParseError> {
+        // Paused right after a value: it waits on top of the value stack.
+        let mut resumed = if std::mem::take(held) {
+            values.pop()
+        } else {
+            None
+        };
         'value: loop {
-            let mut v = if std::mem::take(held) {
-                // Paused right after a value: it waits on top of the value stack.
-                values.pop().expect("the held value")
+            let mut v = if let Some(v) = resumed.take() {
+                v
             } else {
                 let c = self.next_byte()?;
                 match c {
