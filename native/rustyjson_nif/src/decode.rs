@@ -49,6 +49,10 @@ thread_local! {
     // thread ends (or after the library is unloaded); the few kilobytes are left to the process.
     static STACKS: RefCell<ManuallyDrop<Stacks<T, Key>>> =
         RefCell::new(ManuallyDrop::new(Stacks::default()));
+    // `keys: :intern`'s key cache and shape table, kept per thread too and restarted per call (by generation, so
+    // a small document does not pay for clearing ~60 KB of tables).
+    static INTERN: RefCell<ManuallyDrop<(KeyCache<T>, Vec<Shape>)>> =
+        RefCell::new(ManuallyDrop::new((KeyCache::new(), Vec::new())));
 }
 
 /// An object key: its term and, for binary keys, its bytes (stable for the whole call: the input or a fresh
@@ -144,6 +148,8 @@ const SHAPE_BITS: u32 = 5;
 /// tuple in that order.
 #[derive(Clone, Copy)]
 struct Shape {
+    /// Live only when this is the key cache's generation.
+    gen: u32,
     n: u8,
     terms: [usize; FLATMAP_MAX],
     idx: [u8; FLATMAP_MAX],
@@ -152,6 +158,7 @@ struct Shape {
 
 impl Shape {
     const EMPTY: Shape = Shape {
+        gen: 0,
         n: 0,
         terms: [0; FLATMAP_MAX],
         idx: [0; FLATMAP_MAX],
@@ -377,8 +384,10 @@ impl<'a> TermBuilder<'a> {
         if self.shapes.is_empty() {
             self.shapes = vec![Shape::EMPTY; 1 << SHAPE_BITS];
         }
+        let gen = self.cache.generation();
         let shape = &mut self.shapes[slot];
-        let hit = shape.n as usize == n
+        let hit = shape.gen == gen
+            && shape.n as usize == n
             && shape.terms[..n]
                 .iter()
                 .zip(keys)
@@ -393,6 +402,7 @@ impl<'a> TermBuilder<'a> {
                 slot.write(keys[i as usize].term);
             }
             let ks = unsafe { std::slice::from_raw_parts(ks.as_ptr() as *const T, n) };
+            shape.gen = gen;
             shape.n = n as u8;
             shape.idx = idx;
             for (t, k) in shape.terms.iter_mut().zip(keys) {
@@ -478,6 +488,20 @@ impl<'a> TermBuilder<'a> {
                 map = out.assume_init();
             }
             map
+        }
+    }
+}
+
+impl Drop for TermBuilder<'_> {
+    fn drop(&mut self) {
+        if self.keys == KEYS_INTERN {
+            // Give the tables back to this thread for the next call.
+            INTERN.with(|c| {
+                if let Ok(mut c) = c.try_borrow_mut() {
+                    c.0 = std::mem::take(&mut self.cache);
+                    c.1 = std::mem::take(&mut self.shapes);
+                }
+            });
         }
     }
 }
@@ -725,6 +749,15 @@ fn run<'a>(
         raw: raw::on(raw_env, atoms::nil().as_c_arg()),
         fills: [atoms::nil().as_c_arg(); 4],
     };
+    if builder.keys == KEYS_INTERN {
+        INTERN.with(|c| {
+            if let Ok(mut c) = c.try_borrow_mut() {
+                builder.cache = std::mem::take(&mut c.0);
+                builder.shapes = std::mem::take(&mut c.1);
+            }
+        });
+        builder.cache.restart();
+    }
     // The parser's stacks: a yielded decode's, or the ones kept per scheduler thread (small documents then parse
     // without allocating).
     let (mut stacks, mut pos) = match resume {
