@@ -62,7 +62,8 @@ defmodule RustyJson do
   def encode_to_iodata!(input, opts \\ []), do: encode!(input, opts)
 
   # Inputs of at least this many bytes are decoded on a dirty CPU scheduler; smaller ones on the calling
-  # scheduler with no hop. Measured in BENCHMARKS.md ("Decode" section).
+  # scheduler with no hop (the NIF yields every ~0.5 ms should one take longer). Measured in BENCHMARKS.md
+  # ("Decode" section); yielding larger inputs on the caller's scheduler was not faster (bench/notes/20-decode.md).
   @dirty_threshold 262_144
 
   @doc """

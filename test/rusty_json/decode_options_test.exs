@@ -3,6 +3,10 @@ defmodule RustyJson.DecodeOptionsTest do
 
   alias RustyJson.{DecodeError, OrderedObject}
 
+  # jiffy keeps the last of duplicate keys; Jason (and RustyJson) the first.
+  defp first_wins(%{"a" => _, "b" => 2} = map) when map_size(map) == 2, do: %{map | "a" => 1}
+  defp first_wins(map), do: map
+
   describe "keys" do
     test "strings, copy and intern give the same values" do
       json = ~s([{"a":1,"b":{"a":2}},{"a":3,"b":null},{"\\u0061":4}])
@@ -18,6 +22,34 @@ defmodule RustyJson.DecodeOptionsTest do
       decoded = RustyJson.decode!("[" <> many <> "]", keys: :intern)
       assert length(decoded) == 3000
       assert Enum.at(decoded, 2999) == %{"k3000" => 3000, "same" => true}
+    end
+
+    test "intern shares keys tuples between same-shaped objects, even alternating ones" do
+      # Outer and inner objects alternate; key orders differ; one key is long, one escaped, one shape repeats a
+      # key (the first wins) and one has more keys than a flat map holds.
+      inner = fn i -> ~s({"y":#{i},"x":"#{String.duplicate("v", rem(i, 30))}"}) end
+      long = String.duplicate("long_key_", 4)
+      wide = Enum.map_join(1..40, ",", &~s("w#{&1}":#{&1}))
+
+      objects =
+        for i <- 1..200 do
+          case rem(i, 4) do
+            0 -> ~s({"b":#{i},"a":#{inner.(i)},"#{long}":null})
+            1 -> ~s({"a":#{i},"b":#{inner.(i)},"\u0063":[#{i}]})
+            2 -> ~s({"a":1,"a":#{i},"b":2})
+            3 -> "{" <> wide <> "}"
+          end
+        end
+
+      json = "[" <> Enum.join(objects, ",") <> "]"
+      expected = :jiffy.decode(json, [:return_maps, :use_nil]) |> Enum.map(&first_wins/1)
+      interned = RustyJson.decode!(json, keys: :intern)
+      assert interned == expected
+      assert RustyJson.decode!(json) == expected
+      assert RustyJson.decode!(json, keys: :copy) == expected
+      assert RustyJson.decode!(json, strings: :copy) == expected
+      # Shared key terms and tuples: far fewer words than the same term unshared.
+      assert :erts_debug.size(interned) < 0.6 * :erts_debug.flat_size(interned)
     end
 
     test "atoms and atoms!" do
@@ -182,6 +214,26 @@ defmodule RustyJson.DecodeOptionsTest do
   end
 
   describe "input" do
+    test "integers around the small-integer and 64-bit limits (written directly or by the VM)" do
+      limit = Bitwise.bsl(1, 59)
+
+      ints = [
+        0,
+        -1,
+        limit - 1,
+        limit,
+        -limit,
+        -limit - 1,
+        Bitwise.bsl(1, 63) - 1,
+        -Bitwise.bsl(1, 63)
+      ]
+
+      ints = ints ++ [Bitwise.bsl(1, 63), Bitwise.bsl(1, 64) + 1, -Bitwise.bsl(1, 63) - 1]
+
+      assert RustyJson.decode!("[" <> Enum.map_join(ints, ",", &Integer.to_string/1) <> "]") ==
+               ints
+    end
+
     test "iodata is flattened; errors carry the flattened data" do
       assert RustyJson.decode(["[1,", ?2, ["]"]]) == {:ok, [1, 2]}
       assert {:error, %DecodeError{position: 3, data: "[1,]"}} = RustyJson.decode(["[1,", "]"])

@@ -43,7 +43,11 @@ fn main() {
     for path in std::env::args().skip(1) {
         let data = std::fs::read(&path).unwrap();
         let mut best = f64::MAX;
-        for _ in 0..20 {
+        for _ in 0..std::env::var("ITERS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(20)
+        {
             let t = Instant::now();
             let mut c = Count(0);
             parse(&data, &mut c).unwrap();

@@ -1,6 +1,9 @@
 //! The per-call key cache behind `keys: :intern`: key bytes (a span of the input) to the key's value, so a key
 //! repeated across objects is built once.
 //!
+//! A caller may keep one cache and [`KeyCache::restart`] it for each input: entries of earlier inputs are then
+//! ignored by their generation, and the table is not allocated and cleared again per call.
+//!
 //! A small open-addressing table keyed by a fast hash of short keys. It watches its hit rate and switches itself
 //! off when hits are rare (documents whose keys never repeat), so it then costs one branch per key.
 
@@ -19,6 +22,8 @@ struct Slot<V> {
     b: u64,
     len: usize,
     start: usize,
+    /// The entry is live only when this is the cache's generation.
+    gen: u32,
     value: Option<V>,
 }
 
@@ -32,13 +37,21 @@ fn low_bytes(n: usize) -> u64 {
     }
 }
 
-/// A key of at most 16 bytes as two zero-padded words, when 16 bytes can be read from `start`.
+/// A key of at most 16 bytes as two zero-padded words.
 #[inline(always)]
 fn short_key(input: &[u8], start: usize, len: usize) -> Option<(u64, u64)> {
     if len > 16 {
         return None;
     }
-    let w = input.get(start..start + 16)?;
+    let mut buf = [0u8; 16];
+    let w = match input.get(start..start + 16) {
+        Some(w) => w,
+        None => {
+            // Near the end of the input: the same words from a zero-padded copy.
+            buf[..len].copy_from_slice(input.get(start..start + len)?);
+            &buf[..]
+        }
+    };
     let a = u64::from_le_bytes(w[..8].try_into().unwrap());
     let b = u64::from_le_bytes(w[8..].try_into().unwrap());
     Some(if len >= 8 {
@@ -54,6 +67,7 @@ pub struct KeyCache<V: Copy> {
     lookups: u32,
     hits: u32,
     enabled: bool,
+    gen: u32,
 }
 
 impl<V: Copy> Default for KeyCache<V> {
@@ -86,7 +100,29 @@ impl<V: Copy> KeyCache<V> {
             lookups: 0,
             hits: 0,
             enabled: true,
+            gen: 1,
         }
+    }
+
+    /// Empties the cache for a new input (in constant time: entries of earlier generations are dead).
+    pub fn restart(&mut self) {
+        self.lookups = 0;
+        self.hits = 0;
+        self.enabled = true;
+        self.gen = self.gen.wrapping_add(1);
+        if self.gen == 0 {
+            // Wrapped: entries from 2^32 generations ago must not come back to life.
+            for slot in &mut self.slots {
+                slot.gen = 0;
+            }
+            self.gen = 1;
+        }
+    }
+
+    /// The current generation (changes with every [`KeyCache::restart`]); a caller can tag its own per-input
+    /// data with it.
+    pub fn generation(&self) -> u32 {
+        self.gen
     }
 
     /// Whether the cache still looks keys up (false once it has given up on a low hit rate).
@@ -123,6 +159,7 @@ impl<V: Copy> KeyCache<V> {
                     b: 0,
                     len: 0,
                     start: 0,
+                    gen: 0,
                     value: None
                 };
                 SLOTS
@@ -139,17 +176,19 @@ impl<V: Copy> KeyCache<V> {
         for _ in 0..PROBES {
             let slot = &mut self.slots[i];
             match slot.value {
-                None => {
+                _ if slot.gen != self.gen => {
                     let v = make()?;
                     *slot = Slot {
                         a,
                         b,
                         len,
                         start,
+                        gen: self.gen,
                         value: Some(v),
                     };
                     return Ok(v);
                 }
+                None => unreachable!("live slots hold a value"),
                 Some(v) => {
                     if slot.a == a
                         && slot.b == b
@@ -230,6 +269,39 @@ mod tests {
         // A prefix of a cached key is a different key.
         let v = cache.get_or_insert::<()>(&input, 0, 0, || Ok(999)).unwrap();
         assert_eq!(v, 999);
+    }
+
+    #[test]
+    fn restart_forgets_earlier_inputs() {
+        let first = b"abcdefghijklmnopqrstuvwxyz0123456789";
+        let second = b"abcdefghijklmnopqrstuvwxyZ0123456789";
+        let mut cache = KeyCache::<u32>::new();
+        for (s, e) in [(0, 3), (0, 20), (3, 30)] {
+            assert_eq!(cache.get_or_insert::<()>(first, s, e, || Ok(1)), Ok(1));
+        }
+        let gen = cache.generation();
+        cache.restart();
+        assert_ne!(cache.generation(), gen);
+        // Same spans, a new input: nothing comes from the first one.
+        for (s, e) in [(0, 3), (0, 20), (3, 30)] {
+            assert_eq!(cache.get_or_insert::<()>(second, s, e, || Ok(2)), Ok(2));
+            assert_eq!(cache.get_or_insert::<()>(second, s, e, || Ok(3)), Ok(2));
+        }
+        // A cache that gave up works again after a restart.
+        let input: Vec<u8> = (0..20_000u32).flat_map(|i| i.to_le_bytes()).collect();
+        for i in 0..5_000 {
+            cache
+                .get_or_insert::<()>(&input, i * 4, i * 4 + 4, || Ok(0))
+                .unwrap();
+        }
+        assert!(!cache.enabled());
+        cache.restart();
+        assert!(cache.enabled());
+        // Generations wrap without reviving old entries.
+        cache.gen = u32::MAX;
+        cache.get_or_insert::<()>(first, 0, 3, || Ok(7)).unwrap();
+        cache.restart();
+        assert_eq!(cache.get_or_insert::<()>(first, 0, 3, || Ok(8)), Ok(8));
     }
 
     #[test]

@@ -100,6 +100,8 @@ pub struct Stacks<V, K> {
     values: Vec<V>,
     keys: Vec<K>,
     scratch: Vec<u8>,
+    /// Paused right after a value, which is the last of `values`.
+    held: bool,
 }
 
 impl<V, K> Default for Stacks<V, K> {
@@ -109,11 +111,17 @@ impl<V, K> Default for Stacks<V, K> {
             values: Vec::new(),
             keys: Vec::new(),
             scratch: Vec::new(),
+            held: false,
         }
     }
 }
 
 impl<V, K> Stacks<V, K> {
+    /// The values and keys of the containers still open (after [`Progress::Paused`]).
+    pub fn pending(&mut self) -> (&mut [V], &mut [K]) {
+        (&mut self.values, &mut self.keys)
+    }
+
     /// Empties the stacks, and drops storage grown large by a big document rather than keep it.
     fn reset(&mut self) {
         const KEEP: usize = 4096;
@@ -129,6 +137,7 @@ impl<V, K> Stacks<V, K> {
         if self.scratch.capacity() > 16 * KEEP {
             self.scratch = Vec::new();
         }
+        self.held = false;
         self.frames.clear();
         self.values.clear();
         self.keys.clear();
@@ -142,10 +151,39 @@ pub fn parse_with<B: Builder>(
     builder: &mut B,
     stacks: &mut Stacks<B::V, B::K>,
 ) -> Result<B::V, ParseError> {
-    stacks.reset();
+    let mut pos = 0;
+    match parse_some(input, builder, stacks, &mut pos, usize::MAX)? {
+        Progress::Done(v) => Ok(v),
+        Progress::Paused => unreachable!("no limit"),
+    }
+}
+
+/// What [`parse_some`] got to.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Progress<V> {
+    /// The document's value.
+    Done(V),
+    /// Stopped past the limit at a boundary: after `[`, `,` in an array, `"key":`, or a closing bracket.
+    Paused,
+}
+
+/// Parses `input` from `*pos` (0 to start) until done or, at a boundary, past byte `limit`. After
+/// [`Progress::Paused`], `*pos` and `stacks` hold the state: call again with both to continue. The values and
+/// keys on the stacks are the builder's; a builder whose values can move between calls (BEAM terms across a
+/// yield) replaces them in place through [`Stacks::pending`] before continuing.
+pub fn parse_some<B: Builder>(
+    input: &[u8],
+    builder: &mut B,
+    stacks: &mut Stacks<B::V, B::K>,
+    pos: &mut usize,
+    limit: usize,
+) -> Result<Progress<B::V>, ParseError> {
+    if *pos == 0 {
+        stacks.reset();
+    }
     let mut p = Parser {
         input,
-        pos: 0,
+        pos: *pos,
         scratch: std::mem::take(&mut stacks.scratch),
     };
     let result = p.run(
@@ -153,11 +191,19 @@ pub fn parse_with<B: Builder>(
         &mut stacks.frames,
         &mut stacks.values,
         &mut stacks.keys,
+        &mut stacks.held,
+        limit,
     );
     stacks.scratch = p.scratch;
-    // Release what a big document grew at once, rather than hold it until the next parse.
-    stacks.reset();
-    result
+    *pos = p.pos;
+    match result {
+        Ok(None) => Ok(Progress::Paused),
+        result => {
+            // Release what a big document grew at once, rather than hold it until the next parse.
+            stacks.reset();
+            result.map(|v| Progress::Done(v.expect("a value")))
+        }
+    }
 }
 
 struct Parser<'a> {
@@ -222,68 +268,86 @@ impl<'a> Parser<'a> {
         frames: &mut Vec<Frame>,
         values: &mut Vec<B::V>,
         keys: &mut Vec<B::K>,
-    ) -> Result<B::V, ParseError> {
+        held: &mut bool,
+        limit: usize,
+    ) -> Result<Option<B::V>, ParseError> {
+        // Paused right after a value: it waits on top of the value stack.
+        let mut resumed = if std::mem::take(held) {
+            values.pop()
+        } else {
+            None
+        };
         'value: loop {
-            let c = self.next_byte()?;
-            let mut v = match c {
-                b'"' => {
-                    let span = self.string()?;
-                    let s = self.str_of(span);
-                    b.string(s)
-                }
-                b'{' => {
-                    self.pos += 1;
-                    let c = self.next_byte()?;
-                    if c == b'}' {
-                        self.pos += 1;
-                        b.object(&[], &[])
-                    } else {
-                        frames.push(Frame {
-                            kind: Kind::Object,
-                            values_start: values.len(),
-                            keys_start: keys.len(),
-                        });
-                        let k = self.object_key(b, c)?;
-                        keys.push(k);
-                        continue 'value;
+            let mut v = if let Some(v) = resumed.take() {
+                v
+            } else {
+                let c = self.next_byte()?;
+                match c {
+                    b'"' => {
+                        let span = self.string()?;
+                        let s = self.str_of(span);
+                        b.string(s)
                     }
-                }
-                b'[' => {
-                    self.pos += 1;
-                    let c = self.next_byte()?;
-                    if c == b']' {
+                    b'{' => {
                         self.pos += 1;
-                        b.array(&[])
-                    } else {
-                        frames.push(Frame {
-                            kind: Kind::Array,
-                            values_start: values.len(),
-                            keys_start: keys.len(),
-                        });
-                        continue 'value;
+                        let c = self.next_byte()?;
+                        if c == b'}' {
+                            self.pos += 1;
+                            b.object(&[], &[])
+                        } else {
+                            frames.push(Frame {
+                                kind: Kind::Object,
+                                values_start: values.len(),
+                                keys_start: keys.len(),
+                            });
+                            let k = self.object_key(b, c)?;
+                            keys.push(k);
+                            if self.pos > limit {
+                                return Ok(None);
+                            }
+                            continue 'value;
+                        }
                     }
+                    b'[' => {
+                        self.pos += 1;
+                        let c = self.next_byte()?;
+                        if c == b']' {
+                            self.pos += 1;
+                            b.array(&[])
+                        } else {
+                            frames.push(Frame {
+                                kind: Kind::Array,
+                                values_start: values.len(),
+                                keys_start: keys.len(),
+                            });
+                            if self.pos > limit {
+                                return Ok(None);
+                            }
+                            continue 'value;
+                        }
+                    }
+                    b'-' | b'0'..=b'9' => self.number(b)?,
+                    b't' => {
+                        self.literal(b"true")?;
+                        b.boolean(true)
+                    }
+                    b'f' => {
+                        self.literal(b"false")?;
+                        b.boolean(false)
+                    }
+                    b'n' => {
+                        self.literal(b"null")?;
+                        b.null()
+                    }
+                    _ => return Err(ParseError::UnexpectedByte(self.pos)),
                 }
-                b'-' | b'0'..=b'9' => self.number(b)?,
-                b't' => {
-                    self.literal(b"true")?;
-                    b.boolean(true)
-                }
-                b'f' => {
-                    self.literal(b"false")?;
-                    b.boolean(false)
-                }
-                b'n' => {
-                    self.literal(b"null")?;
-                    b.null()
-                }
-                _ => return Err(ParseError::UnexpectedByte(self.pos)),
             };
             // After a value: close containers or move to the next element.
             loop {
                 let Some(frame) = frames.last() else {
                     self.skip_ws();
                     return if self.pos == self.input.len() {
-                        Ok(v)
+                        Ok(Some(v))
                     } else {
                         Err(ParseError::UnexpectedByte(self.pos))
                     };
@@ -293,6 +357,9 @@ impl<'a> Parser<'a> {
                     (Kind::Array, b',') => {
                         self.pos += 1;
                         values.push(v);
+                        if self.pos > limit {
+                            return Ok(None);
+                        }
                         continue 'value;
                     }
                     (Kind::Object, b',') => {
@@ -301,6 +368,9 @@ impl<'a> Parser<'a> {
                         let c = self.next_byte()?;
                         let k = self.object_key(b, c)?;
                         keys.push(k);
+                        if self.pos > limit {
+                            return Ok(None);
+                        }
                         continue 'value;
                     }
                     (Kind::Array, b']') => {
@@ -331,6 +401,12 @@ impl<'a> Parser<'a> {
                         keys.truncate(kstart);
                     }
                     _ => return Err(ParseError::UnexpectedByte(self.pos)),
+                }
+                if self.pos > limit {
+                    // Long runs of closing brackets have no other pause point.
+                    values.push(v);
+                    *held = true;
+                    return Ok(None);
                 }
             }
         }
@@ -392,6 +468,10 @@ impl<'a> Parser<'a> {
         match input.get(pos) {
             Some(b'0') => pos += 1,
             Some(b'1'..=b'9') => {
+                // Eight digits at a time while eight follow (ids, timestamps), then one at a time. The sums wrap
+                // past 19 digits exactly as the one-digit steps do; such tokens are re-read from their text.
+                let mut sig8 = 0;
+                eight_at_a_time(input, &mut pos, &mut w, &mut sig8);
                 while let Some(&d @ b'0'..=b'9') = input.get(pos) {
                     w = w.wrapping_mul(10).wrapping_add((d - b'0') as u64);
                     pos += 1;
@@ -870,6 +950,57 @@ mod tests {
                 String::from_utf8_lossy(input)
             );
         }
+    }
+
+    #[test]
+    fn paused_parses_resume_to_the_same_value() {
+        let doc: &[u8] = b" {\"a\": [1, 2.5, \"x\\ny\", {\"b\": [], \"c\": {}}, [[3], [4, 5]]], \"d\": null, \"e\": [true, false]} ";
+        let expected = parse_str(doc).unwrap();
+        for step in 0..doc.len() {
+            let mut t = Tree::default();
+            let mut stacks = Stacks::default();
+            let mut pos = 0;
+            let mut pauses = 0;
+            let v = loop {
+                let limit = pos + step;
+                match parse_some(doc, &mut t, &mut stacks, &mut pos, limit).unwrap() {
+                    Progress::Done(v) => break v,
+                    Progress::Paused => pauses += 1,
+                }
+                assert!(pauses < doc.len(), "no progress");
+            };
+            assert_eq!(t.arena[v], expected, "step {step}");
+            if step == 0 {
+                assert!(pauses >= 8, "{pauses}");
+            }
+        }
+        // Runs of brackets with no comma pause too (deep single-element nesting).
+        let deep = "{\"a\":[".repeat(1000) + "1" + &"]}".repeat(1000);
+        let mut t = Tree::default();
+        let mut stacks = Stacks::default();
+        let (mut pos, mut pauses) = (0, 0);
+        let v = loop {
+            let limit = pos;
+            match parse_some(deep.as_bytes(), &mut t, &mut stacks, &mut pos, limit).unwrap() {
+                Progress::Done(v) => break v,
+                Progress::Paused => pauses += 1,
+            }
+        };
+        assert_eq!(t.arena[v], parse_str(deep.as_bytes()).unwrap());
+        assert!(pauses >= 4000, "{pauses}");
+        // Errors after a pause keep their positions.
+        let mut stacks = Stacks::default();
+        let mut pos = 0;
+        let mut t = Tree::default();
+        let bad = b"[1, 2, 3, x]";
+        let err = loop {
+            let limit = pos;
+            match parse_some(bad, &mut t, &mut stacks, &mut pos, limit) {
+                Ok(Progress::Paused) => {}
+                other => break other,
+            }
+        };
+        assert_eq!(err, Err(ParseError::UnexpectedByte(10)));
     }
 
     #[test]

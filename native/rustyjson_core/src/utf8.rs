@@ -18,9 +18,66 @@ fn exact_zero_bytes(x: u64) -> u64 {
     !(((x & LOWS).wrapping_add(LOWS)) | x | LOWS)
 }
 
+/// 16 bytes at a time with SSE2 (part of x86-64, so always there): a bit per byte.
+#[cfg(target_arch = "x86_64")]
+mod sse2 {
+    use std::arch::x86_64::*;
+
+    /// Bit i set when byte `pos + i` is JSON whitespace. Needs `pos + 16 <= input.len()`.
+    #[inline(always)]
+    pub fn ws_mask(input: &[u8], pos: usize) -> u32 {
+        debug_assert!(pos + 16 <= input.len());
+        // SAFETY: SSE2 is baseline on x86-64; the 16 bytes are in bounds (checked by the callers).
+        unsafe {
+            let x = _mm_loadu_si128(input.as_ptr().add(pos) as *const __m128i);
+            let ws = _mm_or_si128(
+                _mm_or_si128(
+                    _mm_cmpeq_epi8(x, _mm_set1_epi8(b' ' as i8)),
+                    _mm_cmpeq_epi8(x, _mm_set1_epi8(b'\n' as i8)),
+                ),
+                _mm_or_si128(
+                    _mm_cmpeq_epi8(x, _mm_set1_epi8(b'\r' as i8)),
+                    _mm_cmpeq_epi8(x, _mm_set1_epi8(b'\t' as i8)),
+                ),
+            );
+            _mm_movemask_epi8(ws) as u32
+        }
+    }
+
+    /// (bit per `"`, `\\` or control byte, bit per byte >= 0x80) of the 16 bytes at `pos`.
+    #[inline(always)]
+    pub fn special_mask(input: &[u8], pos: usize) -> (u32, u32) {
+        debug_assert!(pos + 16 <= input.len());
+        // SAFETY: as above.
+        unsafe {
+            let x = _mm_loadu_si128(input.as_ptr().add(pos) as *const __m128i);
+            let quote = _mm_cmpeq_epi8(x, _mm_set1_epi8(b'"' as i8));
+            let backslash = _mm_cmpeq_epi8(x, _mm_set1_epi8(b'\\' as i8));
+            // Control bytes: signed x < 0x20 and x >= 0 (bytes >= 0x80 are negative as signed).
+            let control = _mm_andnot_si128(
+                _mm_cmplt_epi8(x, _mm_setzero_si128()),
+                _mm_cmplt_epi8(x, _mm_set1_epi8(0x20)),
+            );
+            let special = _mm_or_si128(_mm_or_si128(quote, backslash), control);
+            (
+                _mm_movemask_epi8(special) as u32,
+                _mm_movemask_epi8(x) as u32,
+            )
+        }
+    }
+}
+
 /// The first position at or after `pos` that is not JSON whitespace (space, tab, LF, CR).
 #[inline]
 pub fn skip_ws(input: &[u8], mut pos: usize) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    while pos + 16 <= input.len() {
+        let other = !sse2::ws_mask(input, pos) & 0xFFFF;
+        if other != 0 {
+            return pos + other.trailing_zeros() as usize;
+        }
+        pos += 16;
+    }
     while pos + 8 <= input.len() {
         let x = u64::from_le_bytes(input[pos..pos + 8].try_into().unwrap());
         let ws = exact_zero_bytes(x ^ (ONES * b' ' as u64))
@@ -43,6 +100,30 @@ pub fn skip_ws(input: &[u8], mut pos: usize) -> usize {
 /// `\` or a control byte (or `input.len()`), and whether any byte before it was non-ASCII.
 #[inline(always)]
 pub fn skip_to_special(input: &[u8], mut pos: usize) -> (usize, bool) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let mut high = 0u32;
+        while pos + 16 <= input.len() {
+            let (special, h) = sse2::special_mask(input, pos);
+            if special != 0 {
+                let n = special.trailing_zeros();
+                // Only the bytes before the special one count for `high`.
+                return (pos + n as usize, (high | (h & ((1u32 << n) - 1))) != 0);
+            }
+            high |= h;
+            pos += 16;
+        }
+        if high != 0 {
+            let (end, _) = skip_to_special_swar(input, pos);
+            return (end, true);
+        }
+    }
+    skip_to_special_swar(input, pos)
+}
+
+/// [`skip_to_special`] 8 bytes at a time.
+#[inline(always)]
+fn skip_to_special_swar(input: &[u8], mut pos: usize) -> (usize, bool) {
     let mut high = 0u64;
     while pos + 8 <= input.len() {
         let x = u64::from_le_bytes(input[pos..pos + 8].try_into().unwrap());
@@ -89,6 +170,33 @@ mod tests {
         }
         assert_eq!(skip_ws(b"   ", 0), 3);
         assert_eq!(skip_ws(b"          ", 2), 10);
+    }
+
+    #[test]
+    fn wide_scans_agree_with_bytewise_ones() {
+        // Inputs longer than the 16-byte steps, with the stop byte and a non-ASCII byte at every position.
+        for len in [15, 16, 17, 31, 32, 33, 47, 70] {
+            for at in 0..len {
+                for high_at in [None, Some(0), Some(at / 2), Some(len - 1)] {
+                    let mut v = vec![b'a'; len];
+                    if let Some(h) = high_at {
+                        v[h] = 0xC3;
+                    }
+                    v[at] = b'"';
+                    let expected_high = high_at.is_some_and(|h| h < at);
+                    assert_eq!(
+                        skip_to_special(&v, 0),
+                        (at, expected_high),
+                        "{len} {at} {high_at:?}"
+                    );
+                    let mut w = vec![b' '; len];
+                    w[at] = b'x';
+                    assert_eq!(skip_ws(&w, 0), at, "{len} {at}");
+                }
+            }
+            assert_eq!(skip_ws(&vec![b'\t'; len], 0), len);
+            assert_eq!(skip_to_special(&vec![0xE9; len], 0), (len, true));
+        }
     }
 
     #[test]

@@ -10,12 +10,19 @@ use rustler::sys::{
     enif_make_new_map, enif_make_sub_binary, enif_make_tuple_from_array, ErlNifBinary,
     ErlNifCharEncoding, ErlNifEnv, ErlNifTerm, ERL_NIF_BIN2TERM_SAFE,
 };
+use rustler::sys::{enif_consume_timeslice, enif_get_tuple, enif_schedule_nif};
+use rustler::ResourceArc;
 use rustler::{Encoder, Env, Term};
 use rustyjson_core::intern::KeyCache;
-use rustyjson_core::parser::{self, Builder, ParseError, Stacks, Str};
+use rustyjson_core::parser::{self, Builder, ParseError, Progress, Stacks, Str};
 use std::cell::RefCell;
+use std::ffi::c_int;
 use std::mem::ManuallyDrop;
 use std::mem::MaybeUninit;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+mod raw;
 
 mod atoms {
     rustler::atoms! {
@@ -42,6 +49,10 @@ thread_local! {
     // thread ends (or after the library is unloaded); the few kilobytes are left to the process.
     static STACKS: RefCell<ManuallyDrop<Stacks<T, Key>>> =
         RefCell::new(ManuallyDrop::new(Stacks::default()));
+    // `keys: :intern`'s key cache and shape table, kept per thread too and restarted per call (by generation, so
+    // a small document does not pay for clearing ~60 KB of tables).
+    static INTERN: RefCell<ManuallyDrop<(KeyCache<T>, Vec<Shape>)>> =
+        RefCell::new(ManuallyDrop::new((KeyCache::new(), Vec::new())));
 }
 
 /// An object key: its term and, for binary keys, its bytes (stable for the whole call: the input or a fresh
@@ -65,11 +76,16 @@ impl Key {
 
 /// Maps of up to this many keys are flatmaps, whose keys the runtime sorts with an insertion sort of term
 /// comparisons; sorting the keys here by their bytes (the same order for binaries) is much cheaper.
-const FLATMAP_MAX: usize = 32;
+const FLATMAP_MAX: usize = raw::FLATMAP_MAX;
 
 /// Objects of at most this many keys are built by puts into the empty map: measured cheaper than
 /// `enif_make_map_from_arrays` for one key (31 vs 57 ns), dearer from two keys on.
 const SMALL_MAP_PUTS: usize = 1;
+
+/// Strings of at most this many bytes are built as heap binaries (copied) even with `strings: :reference`: the
+/// garbage collector turns sub-binaries this short into heap binaries anyway (`move_boxed` in erl_gc.h, OTP 22+),
+/// and such a heap binary takes at most the five words of a sub-binary.
+const HEAP_BIN_MAX: usize = raw::HEAP_BIN_MAX;
 
 /// A fresh binary holding `bytes`.
 #[inline(always)]
@@ -90,6 +106,64 @@ fn copy_binary_key(env: *mut ErlNifEnv, bytes: &[u8]) -> Key {
             len: bytes.len(),
         }
     }
+}
+
+/// The sorted order of 2..=32 binary keys in `idx` (key bytes order, which is term order for binaries); false
+/// when two keys are equal.
+#[inline]
+fn sort_order(keys: &[Key], idx: &mut [u8; FLATMAP_MAX]) -> bool {
+    let n = keys.len();
+    if keys.windows(2).all(|w| w[0].bytes() < w[1].bytes()) {
+        for (i, x) in idx[..n].iter_mut().enumerate() {
+            *x = i as u8;
+        }
+        return true;
+    }
+    if keys.windows(2).all(|w| w[0].bytes() > w[1].bytes()) {
+        // Strictly descending (as some encoders write maps): reversed, no sort, no duplicates.
+        for (i, x) in idx[..n].iter_mut().enumerate() {
+            *x = (n - 1 - i) as u8;
+        }
+        return true;
+    }
+    for (i, x) in idx[..n].iter_mut().enumerate() {
+        *x = i as u8;
+    }
+    idx[..n].sort_unstable_by(|&a, &b| keys[a as usize].bytes().cmp(keys[b as usize].bytes()));
+    idx[..n]
+        .windows(2)
+        .all(|w| keys[w[0] as usize].bytes() != keys[w[1] as usize].bytes())
+}
+
+#[inline(always)]
+fn term_bits(t: T) -> usize {
+    // SAFETY: ErlNifTerm is a machine word.
+    unsafe { std::mem::transmute::<T, usize>(t) }
+}
+
+/// Shapes remembered by `keys: :intern` (2^SHAPE_BITS slots).
+const SHAPE_BITS: u32 = 5;
+
+/// An object shape under `keys: :intern`: its key terms in document order, their sorted order and the keys
+/// tuple in that order.
+#[derive(Clone, Copy)]
+struct Shape {
+    /// Live only when this is the key cache's generation.
+    gen: u32,
+    n: u8,
+    terms: [usize; FLATMAP_MAX],
+    idx: [u8; FLATMAP_MAX],
+    tuple: Option<T>,
+}
+
+impl Shape {
+    const EMPTY: Shape = Shape {
+        gen: 0,
+        n: 0,
+        terms: [0; FLATMAP_MAX],
+        idx: [0; FLATMAP_MAX],
+        tuple: None,
+    };
 }
 
 struct TermBuilder<'a> {
@@ -115,18 +189,54 @@ struct TermBuilder<'a> {
     shape: [Key; FLATMAP_MAX],
     shape_len: usize,
     shape_idx: [u8; FLATMAP_MAX],
+    /// `keys: :intern`: recent shapes (see `flatmap_interned`).
+    shapes: Vec<Shape>,
+    /// Whether terms are written directly (`raw::on`), and the immediates `raw` fills fresh words with.
+    raw: bool,
+    fills: [T; 4],
 }
 
 impl<'a> TermBuilder<'a> {
     #[inline(always)]
     fn copy_binary(&self, bytes: &[u8]) -> T {
+        if self.raw && bytes.len() <= HEAP_BIN_MAX {
+            return unsafe { raw::heap_binary(self.env, &self.fills, bytes) };
+        }
         copy_binary(self.env, bytes)
+    }
+
+    /// The key at `input[start..end]` (no escapes): a sub-binary unless it is short or `strings: :copy`.
+    #[inline(always)]
+    fn input_key(&self, start: usize, end: usize) -> Key {
+        if self.copy_strings || end - start <= HEAP_BIN_MAX {
+            return self.copy_key(&self.input_bytes[start..end]);
+        }
+        Key {
+            term: unsafe { enif_make_sub_binary(self.env, self.input, start, end - start) },
+            ptr: self.input_bytes[start..].as_ptr(),
+            len: end - start,
+        }
+    }
+
+    /// A fresh binary holding `bytes`, with a pointer to its data (which stays put for the whole call).
+    #[inline(always)]
+    fn copy_key(&self, bytes: &[u8]) -> Key {
+        if self.raw && bytes.len() <= HEAP_BIN_MAX {
+            let term = unsafe { raw::heap_binary(self.env, &self.fills, bytes) };
+            return Key {
+                term,
+                // The binary's own bytes: `bytes` may be the parser's scratch buffer, reused for the next key.
+                ptr: raw::heap_binary_bytes(term),
+                len: bytes.len(),
+            };
+        }
+        copy_binary_key(self.env, bytes)
     }
 
     #[inline(always)]
     fn binary(&self, s: Str, copy: bool) -> T {
         match s {
-            Str::Input { start, end, .. } if !copy => unsafe {
+            Str::Input { start, end, .. } if !copy && end - start > HEAP_BIN_MAX => unsafe {
                 enif_make_sub_binary(self.env, self.input, start, end - start)
             },
             s => self.copy_binary(s.bytes()),
@@ -225,7 +335,7 @@ impl<'a> TermBuilder<'a> {
         self.map_of(&keys, &values)
     }
 
-    /// A map of 2..=32 binary keys: hand the runtime its keys already sorted.
+    /// A map of 2..=32 binary keys: hand the runtime its keys already sorted, or write it (see `raw`).
     #[inline]
     fn flatmap(&mut self, keys: &[Key], values: &[T]) -> T {
         let n = keys.len();
@@ -236,34 +346,91 @@ impl<'a> TermBuilder<'a> {
                 .zip(&self.shape[..n])
                 .all(|(k, s)| k.term == s.term || k.bytes() == s.bytes());
         if !same_shape {
-            if keys.windows(2).all(|w| w[0].bytes() < w[1].bytes()) {
+            if !sort_order(keys, &mut self.shape_idx) {
+                self.shape_len = 0;
                 return self.map_from_keys(keys, values);
-            }
-            let idx = &mut self.shape_idx;
-            if keys.windows(2).all(|w| w[0].bytes() > w[1].bytes()) {
-                // Strictly descending (as some encoders write maps): reversed, no sort, no duplicates.
-                for (i, x) in idx[..n].iter_mut().enumerate() {
-                    *x = (n - 1 - i) as u8;
-                }
-                self.shape[..n].copy_from_slice(keys);
-                self.shape_len = n;
-                return self.flatmap_in_shape_order(keys, values);
-            }
-            for (i, x) in idx[..n].iter_mut().enumerate() {
-                *x = i as u8;
-            }
-            idx[..n]
-                .sort_unstable_by(|&a, &b| keys[a as usize].bytes().cmp(keys[b as usize].bytes()));
-            for w in idx[..n].windows(2) {
-                if keys[w[0] as usize].bytes() == keys[w[1] as usize].bytes() {
-                    self.shape_len = 0;
-                    return self.map_from_keys(keys, values);
-                }
             }
             self.shape[..n].copy_from_slice(keys);
             self.shape_len = n;
         }
-        self.flatmap_in_shape_order(keys, values)
+        if !self.raw {
+            return self.flatmap_in_shape_order(keys, values);
+        }
+        let idx = &self.shape_idx[..n];
+        let mut buf = [MaybeUninit::<T>::uninit(); FLATMAP_MAX + 2];
+        let mut ks = [MaybeUninit::<T>::uninit(); FLATMAP_MAX];
+        for ((v, k), &i) in buf[2..].iter_mut().zip(ks.iter_mut()).zip(idx) {
+            v.write(values[i as usize]);
+            k.write(keys[i as usize].term);
+        }
+        unsafe {
+            let ks = std::slice::from_raw_parts(ks.as_ptr() as *const T, n);
+            raw::flatmap(self.env, raw::tuple(self.env, ks), &mut buf, n)
+        }
+    }
+
+    /// `keys: :intern` (while its cache hits): interned key terms are one per key, so an object's shape is its
+    /// sequence of key terms. A small table of recent shapes gives their sorted order and keys tuple, so objects
+    /// of a shape seen before (not only the previous object's: nested objects alternate) cost no comparisons and
+    /// share the tuple.
+    #[inline]
+    fn flatmap_interned(&mut self, keys: &[Key], values: &[T]) -> T {
+        let n = keys.len();
+        let mut h = n as u64;
+        for k in keys {
+            h = (h.rotate_left(5) ^ term_bits(k.term) as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+        let slot = (h >> (64 - SHAPE_BITS)) as usize;
+        if self.shapes.is_empty() {
+            self.shapes = vec![Shape::EMPTY; 1 << SHAPE_BITS];
+        }
+        let gen = self.cache.generation();
+        let shape = &mut self.shapes[slot];
+        let hit = shape.gen == gen
+            && shape.n as usize == n
+            && shape.terms[..n]
+                .iter()
+                .zip(keys)
+                .all(|(&t, k)| t == term_bits(k.term));
+        if !hit {
+            let mut idx = [0u8; FLATMAP_MAX];
+            if !sort_order(keys, &mut idx) {
+                return self.map_from_keys(keys, values);
+            }
+            let mut ks = [MaybeUninit::<T>::uninit(); FLATMAP_MAX];
+            for (slot, &i) in ks.iter_mut().zip(&idx[..n]) {
+                slot.write(keys[i as usize].term);
+            }
+            let ks = unsafe { std::slice::from_raw_parts(ks.as_ptr() as *const T, n) };
+            shape.gen = gen;
+            shape.n = n as u8;
+            shape.idx = idx;
+            for (t, k) in shape.terms.iter_mut().zip(keys) {
+                *t = term_bits(k.term);
+            }
+            shape.tuple = if self.raw {
+                Some(unsafe { raw::tuple(self.env, ks) })
+            } else {
+                None
+            };
+        }
+        let shape = &self.shapes[slot];
+        let mut buf = [MaybeUninit::<T>::uninit(); FLATMAP_MAX + 2];
+        for (slot, &i) in buf[2..].iter_mut().zip(&shape.idx[..n]) {
+            slot.write(values[i as usize]);
+        }
+        match shape.tuple {
+            Some(tuple) => unsafe { raw::flatmap(self.env, tuple, &mut buf, n) },
+            None => {
+                let mut ks = [MaybeUninit::<T>::uninit(); FLATMAP_MAX];
+                for (slot, &i) in ks.iter_mut().zip(&shape.idx[..n]) {
+                    slot.write(keys[i as usize].term);
+                }
+                let ks = unsafe { std::slice::from_raw_parts(ks.as_ptr() as *const T, n) };
+                let vs = unsafe { std::slice::from_raw_parts(buf[2..].as_ptr() as *const T, n) };
+                self.map_of(ks, vs)
+            }
+        }
     }
 
     /// Builds the flatmap with its pairs in `shape_idx` order (sorted, no duplicate keys).
@@ -343,6 +510,20 @@ impl<'a> TermBuilder<'a> {
     }
 }
 
+impl Drop for TermBuilder<'_> {
+    fn drop(&mut self) {
+        if self.keys == KEYS_INTERN {
+            // Give the tables back to this thread for the next call.
+            INTERN.with(|c| {
+                if let Ok(mut c) = c.try_borrow_mut() {
+                    c.0 = std::mem::take(&mut self.cache);
+                    c.1 = std::mem::take(&mut self.shapes);
+                }
+            });
+        }
+    }
+}
+
 impl<'a> Builder for TermBuilder<'a> {
     type V = T;
     type K = Key;
@@ -361,6 +542,11 @@ impl<'a> Builder for TermBuilder<'a> {
     }
     #[inline(always)]
     fn int(&mut self, value: i64) -> T {
+        if self.raw {
+            if let Some(t) = raw::small(value) {
+                return t;
+            }
+        }
         unsafe { enif_make_int64(self.env, value) }
     }
     fn big_int(&mut self, text: &[u8]) -> T {
@@ -383,29 +569,22 @@ impl<'a> Builder for TermBuilder<'a> {
     }
     #[inline(always)]
     fn key(&mut self, s: Str) -> Result<Key, ()> {
-        let input = self.input_bytes;
-        let env = self.env;
-        let bin = self.input;
-        let copy = self.copy_strings;
-        let sub = |start: usize, end: usize| Key {
-            term: unsafe { enif_make_sub_binary(env, bin, start, end - start) },
-            ptr: input[start..].as_ptr(),
-            len: end - start,
-        };
         match (self.keys, s) {
-            (KEYS_STRINGS, Str::Input { start, end, .. }) if !copy => Ok(sub(start, end)),
-            (KEYS_STRINGS | KEYS_COPY, s) => Ok(copy_binary_key(env, s.bytes())),
+            (KEYS_STRINGS, Str::Input { start, end, .. }) => Ok(self.input_key(start, end)),
+            (KEYS_STRINGS | KEYS_COPY, s) => Ok(self.copy_key(s.bytes())),
             (KEYS_INTERN, Str::Input { start, end, .. }) => {
-                let term = self.cache.get_or_insert(input, start, end, || {
-                    Ok(if copy {
-                        copy_binary(env, &input[start..end])
-                    } else {
-                        sub(start, end).term
-                    })
-                })?;
+                if !self.cache.enabled() {
+                    // The cache gave up (keys rarely repeat): exactly the default's work from here on.
+                    return Ok(self.input_key(start, end));
+                }
+                let mut cache = std::mem::take(&mut self.cache);
+                let term = cache.get_or_insert(self.input_bytes, start, end, || {
+                    Ok(self.input_key(start, end).term)
+                });
+                self.cache = cache;
                 Ok(Key {
-                    term,
-                    ptr: input[start..].as_ptr(),
+                    term: term?,
+                    ptr: self.input_bytes[start..].as_ptr(),
                     len: end - start,
                 })
             }
@@ -423,7 +602,7 @@ impl<'a> Builder for TermBuilder<'a> {
                     }
                 }
             }
-            (_, s) => Ok(copy_binary_key(env, s.bytes())),
+            (_, s) => Ok(self.copy_key(s.bytes())),
         }
     }
     #[inline(always)]
@@ -472,6 +651,9 @@ impl<'a> Builder for TermBuilder<'a> {
             }
         }
         if (2..=FLATMAP_MAX).contains(&n) && !keys[0].ptr.is_null() {
+            if self.keys == KEYS_INTERN && self.cache.enabled() {
+                return self.flatmap_interned(keys, values);
+            }
             return self.flatmap(keys, values);
         }
         self.key_terms.clear();
@@ -483,7 +665,67 @@ impl<'a> Builder for TermBuilder<'a> {
     }
 }
 
+/// Bytes parsed between clock checks on a normal scheduler (at most about 0.1 ms of the densest documents).
+const SLICE_BYTES: usize = 32 * 1024;
+/// A call on a normal scheduler yields (`enif_schedule_nif`) once it has run this long.
+const YIELD_AFTER: Duration = Duration::from_micros(500);
+/// The most pending values and keys a yield carries (a tuple's arity limit is 2^24 - 1).
+const MAX_PENDING: usize = (1 << 24) - 1;
+
+/// A decode that yielded: the parser's stacks (their terms are stale: the tuple passed along holds the live ones)
+/// and the position to continue from.
+struct Paused {
+    stacks: Stacks<T, Key>,
+    pos: usize,
+}
+
+// SAFETY: the raw pointers in `Key`s point into the input binary (kept alive as an argument of the continuation)
+// or are replaced on resume; the state is only touched by the one continuation call that owns the resource.
+unsafe impl Send for Paused {}
+
+struct PausedDecode(Mutex<Option<Paused>>);
+
+#[rustler::resource_impl]
+impl rustler::Resource for PausedDecode {}
+
+/// `decode` on the calling (normal) scheduler: yields every ~0.5 ms and continues in `decode_continue`.
 pub fn decode<'a>(env: Env<'a>, input: Term<'a>, opts: Term<'a>) -> Term<'a> {
+    run(env, input, opts, true, None)
+}
+
+/// `decode` on a dirty scheduler: runs to the end.
+pub fn decode_dirty<'a>(env: Env<'a>, input: Term<'a>, opts: Term<'a>) -> Term<'a> {
+    run(env, input, opts, false, None)
+}
+
+/// The continuation of a yielded decode: `argv` is `[input, opts, paused resource, pending tuple]`.
+unsafe extern "C" fn decode_continue(
+    env: *mut ErlNifEnv,
+    argc: c_int,
+    argv: *const ErlNifTerm,
+) -> ErlNifTerm {
+    let marker = ();
+    let env = Env::new(&marker, env);
+    let result = std::panic::catch_unwind(|| {
+        if argc != 4 {
+            return rustler::types::atom::badarg().encode(env);
+        }
+        let arg = |i: usize| Term::new(env, *argv.add(i));
+        run(env, arg(0), arg(1), true, Some((arg(2), arg(3))))
+    });
+    match result {
+        Ok(term) => term.as_c_arg(),
+        Err(_) => rustler::sys::enif_make_badarg(env.as_c_arg()),
+    }
+}
+
+fn run<'a>(
+    env: Env<'a>,
+    input: Term<'a>,
+    opts: Term<'a>,
+    normal: bool,
+    resume: Option<(Term<'a>, Term<'a>)>,
+) -> Term<'a> {
     let raw_env = env.as_c_arg();
     let mut bin = MaybeUninit::<ErlNifBinary>::uninit();
     if unsafe { enif_inspect_binary(raw_env, input.as_c_arg(), bin.as_mut_ptr()) } == 0 {
@@ -495,16 +737,18 @@ pub fn decode<'a>(env: Env<'a>, input: Term<'a>, opts: Term<'a>) -> Term<'a> {
     } else {
         unsafe { std::slice::from_raw_parts(bin.data, bin.size) }
     };
-    let opts: u32 = opts.decode().unwrap_or(0);
+    // The clock is read only where a slice check can come (a smaller input is one slice: no clock, no report).
+    let started = (normal && (bytes.len() > SLICE_BYTES || resume.is_some())).then(Instant::now);
+    let opts_bits: u32 = opts.decode().unwrap_or(0);
     let mut builder = TermBuilder {
         env: raw_env,
         rust_env: env,
         input: input.as_c_arg(),
         input_bytes: bytes,
-        keys: opts & 7,
-        copy_strings: opts & STRINGS_COPY != 0,
-        ordered: opts & ORDERED_OBJECTS != 0,
-        decimals: opts & FLOAT_DECIMALS != 0,
+        keys: opts_bits & 7,
+        copy_strings: opts_bits & STRINGS_COPY != 0,
+        ordered: opts_bits & ORDERED_OBJECTS != 0,
+        decimals: opts_bits & FLOAT_DECIMALS != 0,
         nil: atoms::nil().as_c_arg(),
         true_: atoms::true_().as_c_arg(),
         false_: atoms::false_().as_c_arg(),
@@ -519,12 +763,90 @@ pub fn decode<'a>(env: Env<'a>, input: Term<'a>, opts: Term<'a>) -> Term<'a> {
         }; FLATMAP_MAX],
         shape_len: 0,
         shape_idx: [0; FLATMAP_MAX],
+        shapes: Vec::new(),
+        raw: raw::on(raw_env, atoms::nil().as_c_arg()),
+        fills: [atoms::nil().as_c_arg(); 4],
     };
-    // The parser's stacks are kept per scheduler thread: small documents then parse without allocating.
-    let parsed = STACKS.with(|stacks| match stacks.try_borrow_mut() {
-        Ok(mut stacks) => parser::parse_with(bytes, &mut builder, &mut stacks),
-        Err(_) => parser::parse(bytes, &mut builder),
+    if builder.keys == KEYS_INTERN {
+        INTERN.with(|c| {
+            if let Ok(mut c) = c.try_borrow_mut() {
+                builder.cache = std::mem::take(&mut c.0);
+                builder.shapes = std::mem::take(&mut c.1);
+            }
+        });
+        builder.cache.restart();
+    }
+    // The parser's stacks: a yielded decode's, or the ones kept per scheduler thread (small documents then parse
+    // without allocating).
+    let (mut stacks, mut pos) = match resume {
+        Some((paused, pending)) => match restore(env, paused, pending, bytes) {
+            Some(state) => state,
+            None => return (atoms::error(), atoms::badarg()).encode(env),
+        },
+        None => (
+            STACKS
+                .with(|s| s.try_borrow_mut().map(|mut s| std::mem::take(&mut **s)))
+                .unwrap_or_default(),
+            0,
+        ),
+    };
+    let parsed = loop {
+        let limit = if normal {
+            pos.saturating_add(SLICE_BYTES)
+        } else {
+            usize::MAX
+        };
+        match parser::parse_some(bytes, &mut builder, &mut stacks, &mut pos, limit) {
+            Ok(Progress::Done(v)) => break Ok(v),
+            Err(e) => break Err(e),
+            Ok(Progress::Paused) => {
+                let (values, keys) = stacks.pending();
+                let Some(started) = started else { continue };
+                if started.elapsed() < YIELD_AFTER || values.len() + keys.len() > MAX_PENDING {
+                    continue;
+                }
+                // Yield: the pending terms travel in a tuple (an argument, so the garbage collector keeps and
+                // moves them), the rest in a resource.
+                let mut terms = Vec::with_capacity(values.len() + keys.len());
+                terms.extend_from_slice(values);
+                terms.extend(keys.iter().map(|k| k.term));
+                let tuple = unsafe {
+                    enif_make_tuple_from_array(raw_env, terms.as_ptr(), terms.len() as u32)
+                };
+                let paused =
+                    ResourceArc::new(PausedDecode(Mutex::new(Some(Paused { stacks, pos }))));
+                let args = [
+                    input.as_c_arg(),
+                    opts.as_c_arg(),
+                    paused.encode(env).as_c_arg(),
+                    tuple,
+                ];
+                consume_timeslice(env, started);
+                return unsafe {
+                    Term::new(
+                        env,
+                        enif_schedule_nif(
+                            raw_env,
+                            c"decode".as_ptr(),
+                            0,
+                            decode_continue,
+                            args.len() as c_int,
+                            args.as_ptr(),
+                        ),
+                    )
+                };
+            }
+        }
+    };
+    // Give the stacks back to this thread for the next call (the parser has emptied them).
+    STACKS.with(|s| {
+        if let Ok(mut s) = s.try_borrow_mut() {
+            **s = stacks;
+        }
     });
+    if let Some(started) = started {
+        consume_timeslice(env, started);
+    }
     match parsed {
         Ok(term) => unsafe { Term::new(env, term) },
         Err(ParseError::UnexpectedByte(pos)) | Err(ParseError::UnexpectedEnd(pos)) => {
@@ -545,4 +867,41 @@ pub fn decode<'a>(env: Env<'a>, input: Term<'a>, opts: Term<'a>) -> Term<'a> {
             (atoms::error(), (tag, unsafe { Term::new(env, key) })).encode(env)
         }
     }
+}
+
+/// Tells the scheduler how much of its time slice the call used (1 ms is 100%).
+fn consume_timeslice(env: Env, started: Instant) {
+    let percent = (started.elapsed().as_micros() / 10).clamp(1, 100) as c_int;
+    unsafe { enif_consume_timeslice(env.as_c_arg(), percent) };
+}
+
+/// The stacks and position of a yielded decode, with the live terms of `pending` put back in place of the
+/// stale ones (keys' bytes too: a key copied into a binary may have moved; one in the input has not).
+fn restore(env: Env, paused: Term, pending: Term, input: &[u8]) -> Option<(Stacks<T, Key>, usize)> {
+    let paused: ResourceArc<PausedDecode> = paused.decode().ok()?;
+    let Paused { mut stacks, pos } = paused.0.lock().ok()?.take()?;
+    let raw_env = env.as_c_arg();
+    let mut arity = 0;
+    let mut elems: *const T = std::ptr::null();
+    if unsafe { enif_get_tuple(raw_env, pending.as_c_arg(), &mut arity, &mut elems) } == 0 {
+        return None;
+    }
+    let (values, keys) = stacks.pending();
+    if arity as usize != values.len() + keys.len() {
+        return None;
+    }
+    let elems = unsafe { std::slice::from_raw_parts(elems, arity as usize) };
+    values.copy_from_slice(&elems[..values.len()]);
+    let input_range = input.as_ptr_range();
+    for (k, &term) in keys.iter_mut().zip(&elems[values.len()..]) {
+        k.term = term;
+        if !k.ptr.is_null() && !input_range.contains(&k.ptr) {
+            let mut bin = MaybeUninit::<ErlNifBinary>::uninit();
+            if unsafe { enif_inspect_binary(raw_env, term, bin.as_mut_ptr()) } == 0 {
+                return None;
+            }
+            k.ptr = unsafe { bin.assume_init() }.data;
+        }
+    }
+    Some((stacks, pos))
 }
