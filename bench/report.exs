@@ -32,7 +32,7 @@ defmodule RustyJson.Bench.Report do
     mode = if opts[:quick], do: :quick, else: :full
     runs = opts[:runs] || if(mode == :quick, do: 1, else: 2)
     out = opts[:out] || "BENCHMARKS.md"
-    timing = if mode == :quick, do: [rounds: 7, batch_ms: 10], else: [rounds: 11, batch_ms: 20]
+    timing = if mode == :quick, do: [rounds: 7, batch_ms: 10], else: [rounds: 21, batch_ms: 20]
 
     started = System.monotonic_time(:second)
     inputs = Suite.inputs(mode)
