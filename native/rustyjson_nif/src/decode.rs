@@ -3,6 +3,7 @@
 //! Options arrive as one small integer (see `RustyJson.DecodeOptions`): bits 0-2 the key mode, bit 3
 //! `strings: :copy`, bit 4 `objects: :ordered_objects`, bit 5 `floats: :decimals`.
 
+use crate::continuation;
 use rustler::sys::{
     enif_binary_to_term, enif_get_map_size, enif_inspect_binary, enif_make_atom_len,
     enif_make_double, enif_make_existing_atom_len, enif_make_int64, enif_make_list_cell,
@@ -704,19 +705,10 @@ unsafe extern "C" fn decode_continue(
     argc: c_int,
     argv: *const ErlNifTerm,
 ) -> ErlNifTerm {
-    let marker = ();
-    let env = Env::new(&marker, env);
-    let result = std::panic::catch_unwind(|| {
-        if argc != 4 {
-            return rustler::types::atom::badarg().encode(env);
-        }
-        let arg = |i: usize| Term::new(env, *argv.add(i));
-        run(env, arg(0), arg(1), true, Some((arg(2), arg(3))))
-    });
-    match result {
-        Ok(term) => term.as_c_arg(),
-        Err(_) => rustler::sys::enif_make_badarg(env.as_c_arg()),
-    }
+    continuation::run(env, argc, argv, |env, args| match *args {
+        [input, opts, paused, pending] => run(env, input, opts, true, Some((paused, pending))),
+        _ => rustler::types::atom::badarg().encode(env),
+    })
 }
 
 fn run<'a>(

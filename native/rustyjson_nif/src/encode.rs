@@ -29,6 +29,7 @@ use std::ptr;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
+use crate::continuation;
 use rustler::sys::{
     enif_alloc_binary, enif_consume_timeslice, enif_get_atom, enif_get_double, enif_get_int64,
     enif_get_list_cell, enif_get_map_size, enif_get_map_value, enif_get_tuple, enif_get_uint64,
@@ -443,20 +444,11 @@ unsafe fn continue_encode(
     argv: *const ErlNifTerm,
     normal: bool,
 ) -> ErlNifTerm {
-    let marker = ();
-    let env = Env::new(&marker, env);
-    let result = std::panic::catch_unwind(|| {
-        let arg = |i: usize| Term::new(env, *argv.add(i));
-        match argc {
-            2 => run(env, arg(0), arg(1), normal, None),
-            4 => run(env, arg(0), arg(1), normal, Some((arg(2), arg(3)))),
-            _ => rustler::types::atom::badarg().encode(env),
-        }
-    });
-    match result {
-        Ok(term) => term.as_c_arg(),
-        Err(_) => rustler::sys::enif_make_badarg(env.as_c_arg()),
-    }
+    continuation::run(env, argc, argv, |env, args| match *args {
+        [term, opts] => run(env, term, opts, normal, None),
+        [term, opts, partial, path] => run(env, term, opts, normal, Some((partial, path))),
+        _ => rustler::types::atom::badarg().encode(env),
+    })
 }
 
 fn run<'a>(

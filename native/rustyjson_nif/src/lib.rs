@@ -1,6 +1,7 @@
 //! The NIF surface of RustyJson: thin wrappers that pick a scheduler and hand off to `encode` and `decode`.
 
 mod alloc;
+mod continuation;
 mod decode;
 mod encode;
 
