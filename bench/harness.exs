@@ -2,7 +2,13 @@ defmodule RustyJson.Bench.Harness do
   @moduledoc false
   # A small benchmark harness that needs nothing from hex. Libraries compared in one case are measured round by
   # round with their order shuffled each round, so machine drift hits all of them alike; each sample times a batch
-  # of calls sized to last about `:batch_ms`, and the result is the median (and spread) of per-call times.
+  # of calls sized to last about `:batch_ms` (`:long_batch_ms` when one call takes `:long_call_us` or more), and the
+  # result is the median (and spread) of per-call times.
+  #
+  # Why long batches for slow calls: every batch starts in a fresh process whose heap must first grow to hold a
+  # result. A 20 ms batch is 3 calls of a 6 ms library but 20 calls of a 1 ms one, so that fixed cost weighs
+  # differently per library, and a multi-MB result's allocations (page faults, dirty collections) make such short
+  # batches bimodal: the median then jumps between modes from run to run.
 
   @type result :: %{median_us: float(), p25_us: float(), p75_us: float(), samples: pos_integer()}
 
@@ -11,13 +17,16 @@ defmodule RustyJson.Bench.Harness do
   def compare(funs, opts \\ []) do
     rounds = Keyword.get(opts, :rounds, 15)
     batch_ms = Keyword.get(opts, :batch_ms, 20)
+    long_batch_ms = Keyword.get(opts, :long_batch_ms, batch_ms)
+    long_call_us = Keyword.get(opts, :long_call_us, 100)
 
     batches =
       Map.new(funs, fn {label, fun} ->
         # Warm up, then size a batch from the warm-up timing.
         fun.()
         {us, _} = :timer.tc(fun)
-        {label, max(1, div(batch_ms * 1000, max(us, 1)))}
+        ms = if us >= long_call_us, do: long_batch_ms, else: batch_ms
+        {label, max(1, div(ms * 1000, max(us, 1)))}
       end)
 
     samples =
