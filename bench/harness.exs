@@ -3,7 +3,8 @@ defmodule RustyJson.Bench.Harness do
   # A small benchmark harness that needs nothing from hex. Libraries compared in one case are measured round by
   # round with their order shuffled each round, so machine drift hits all of them alike; each sample times a batch
   # of calls sized to last about `:batch_ms` (`:long_batch_ms` when one call takes `:long_call_us` or more), and the
-  # result is the median (and spread) of per-call times.
+  # result is the median (and spread) of per-call times. With `:max_rounds`, a case whose samples spread widely
+  # gets more rounds (see `sample_rounds/7`).
   #
   # Why long batches for slow calls: every batch starts in a fresh process whose heap must first grow to hold a
   # result. A 20 ms batch is 3 calls of a 6 ms library but 20 calls of a 1 ms one, so that fixed cost weighs
@@ -19,6 +20,8 @@ defmodule RustyJson.Bench.Harness do
     batch_ms = Keyword.get(opts, :batch_ms, 20)
     long_batch_ms = Keyword.get(opts, :long_batch_ms, batch_ms)
     long_call_us = Keyword.get(opts, :long_call_us, 100)
+    max_rounds = max(rounds, Keyword.get(opts, :max_rounds, rounds))
+    spread = Keyword.get(opts, :spread, 0.1)
 
     batches =
       Map.new(funs, fn {label, fun} ->
@@ -29,8 +32,18 @@ defmodule RustyJson.Bench.Harness do
         {label, max(1, div(ms * 1000, max(us, 1)))}
       end)
 
-    samples =
-      Enum.reduce(1..rounds, %{}, fn _, acc ->
+    samples = sample_rounds(funs, batches, %{}, 0, rounds, max_rounds, spread)
+    Map.new(samples, fn {label, times} -> {label, summarize(times)} end)
+  end
+
+  # Rounds until `min` are done, then more (up to `max`) while some library's p25-p75 spread is wider than
+  # `spread` of its median: a wide spread (the dirty-scheduler decodes of 0.3-2 MB documents here, whose batches
+  # fall in a fast or a slow mode) makes a 21-sample median move between runs, and more samples steady it.
+  defp sample_rounds(funs, batches, acc, done, min, max, spread) do
+    if done >= max or (done >= min and Enum.all?(acc, fn {_, t} -> narrow?(t, spread) end)) do
+      acc
+    else
+      acc =
         funs
         |> Enum.shuffle()
         |> Enum.reduce(acc, fn {label, fun}, acc ->
@@ -38,9 +51,14 @@ defmodule RustyJson.Bench.Harness do
           us = time_batch(fun, n)
           Map.update(acc, label, [us / n], &[us / n | &1])
         end)
-      end)
 
-    Map.new(samples, fn {label, times} -> {label, summarize(times)} end)
+      sample_rounds(funs, batches, acc, done + 1, min, max, spread)
+    end
+  end
+
+  defp narrow?(times, spread) do
+    %{median_us: m, p25_us: a, p75_us: b} = summarize(times)
+    b - a <= spread * m
   end
 
   # Each batch runs in a fresh process, as a request would: the heap it starts from (and so the garbage

@@ -11,20 +11,27 @@
 pub const MAX_KEY: usize = 64;
 const SLOTS: usize = 1024;
 const PROBES: usize = 4;
-/// The hit rate is checked after this many lookups, then every `WINDOW` lookups.
+/// The first check comes after `FIRST_WINDOW` lookups and gives up only if none of them hit (a document whose
+/// first keys never repeat, such as one object with unique keys); later checks come every `WINDOW` lookups and
+/// give up when fewer than a quarter hit.
+const FIRST_WINDOW: u32 = 32;
 const WINDOW: u32 = 256;
+/// A cache that gave up tries again (for `FIRST_WINDOW` lookups) after this many keys: documents that start
+/// with keys that never repeat but repeat others later still get the hits, while documents whose keys never
+/// repeat pay for one key in sixteen.
+const RETRY_AFTER: u32 = 512;
 
-/// A cached key: keys of up to 16 bytes are held as two words (`a`, `b`, zero-padded) and compared without
-/// touching the input; longer ones keep a hash in `a` and are compared byte for byte at `start`.
+/// A cached key in 32 bytes (so the table stays within 32 KB): keys of up to 16 bytes are held as two words
+/// (`a`, `b`, zero-padded) and compared without touching the input; longer ones keep a hash in `a` and their
+/// start in the input in `b`, and are compared byte for byte.
 #[derive(Clone, Copy)]
 struct Slot<V> {
     a: u64,
     b: u64,
-    len: usize,
-    start: usize,
+    value: V,
+    len: u32,
     /// The entry is live only when this is the cache's generation.
     gen: u32,
-    value: Option<V>,
 }
 
 /// The first `n` (< 8) bytes of a little-endian word.
@@ -62,15 +69,21 @@ fn short_key(input: &[u8], start: usize, len: usize) -> Option<(u64, u64)> {
 }
 
 /// A bounded cache from key bytes to values, valid for one parse of one input.
-pub struct KeyCache<V: Copy> {
+pub struct KeyCache<V: Copy + Default> {
     slots: Vec<Slot<V>>,
     lookups: u32,
     hits: u32,
+    /// Lookups left before the next hit-rate check.
+    check_in: u32,
+    /// Keys to skip before trying again, while off.
+    off_for: u32,
+    /// In the call's first window (see `FIRST_WINDOW`).
+    first: bool,
     enabled: bool,
     gen: u32,
 }
 
-impl<V: Copy> Default for KeyCache<V> {
+impl<V: Copy + Default> Default for KeyCache<V> {
     fn default() -> Self {
         Self::new()
     }
@@ -93,12 +106,15 @@ fn hash(bytes: &[u8]) -> u32 {
     (h >> 32) as u32
 }
 
-impl<V: Copy> KeyCache<V> {
+impl<V: Copy + Default> KeyCache<V> {
     pub fn new() -> Self {
         KeyCache {
             slots: Vec::new(),
             lookups: 0,
             hits: 0,
+            check_in: FIRST_WINDOW,
+            off_for: 0,
+            first: true,
             enabled: true,
             gen: 1,
         }
@@ -108,6 +124,9 @@ impl<V: Copy> KeyCache<V> {
     pub fn restart(&mut self) {
         self.lookups = 0;
         self.hits = 0;
+        self.check_in = FIRST_WINDOW;
+        self.off_for = 0;
+        self.first = true;
         self.enabled = true;
         self.gen = self.gen.wrapping_add(1);
         if self.gen == 0 {
@@ -130,6 +149,23 @@ impl<V: Copy> KeyCache<V> {
         self.enabled
     }
 
+    /// Whether the next key should be looked up: true while the cache is on; while it is off, counts the key
+    /// towards the next try (the caller then builds the key itself).
+    #[inline(always)]
+    pub fn look_up_next(&mut self) -> bool {
+        if self.enabled {
+            return true;
+        }
+        self.off_for -= 1;
+        if self.off_for == 0 {
+            self.enabled = true;
+            self.check_in = FIRST_WINDOW;
+            self.lookups = 0;
+            self.hits = 0;
+        }
+        false
+    }
+
     /// The value for the key at `input[start..end]`: a cached one, or `make()` (then cached when there is room).
     #[inline]
     pub fn get_or_insert<E>(
@@ -140,15 +176,23 @@ impl<V: Copy> KeyCache<V> {
         make: impl FnOnce() -> Result<V, E>,
     ) -> Result<V, E> {
         let len = end - start;
-        if !self.enabled || len > MAX_KEY {
+        if !self.look_up_next() || len > MAX_KEY {
             return make();
         }
         self.lookups += 1;
-        if self.lookups.is_multiple_of(WINDOW) {
-            // Give up when fewer than a quarter of the lookups hit.
-            if self.hits * 4 < self.lookups {
+        self.check_in -= 1;
+        if self.check_in == 0 {
+            let give_up = if self.first {
+                self.hits == 0
+            } else {
+                self.hits * 4 < self.lookups
+            };
+            self.first = false;
+            if give_up {
                 self.enabled = false;
+                self.off_for = RETRY_AFTER;
             }
+            self.check_in = WINDOW;
             self.lookups /= 2;
             self.hits /= 2;
         }
@@ -157,10 +201,9 @@ impl<V: Copy> KeyCache<V> {
                 Slot {
                     a: 0,
                     b: 0,
+                    value: V::default(),
                     len: 0,
-                    start: 0,
                     gen: 0,
-                    value: None
                 };
                 SLOTS
             ];
@@ -168,36 +211,36 @@ impl<V: Copy> KeyCache<V> {
         let key = &input[start..end];
         let (a, b, short) = match short_key(input, start, len) {
             Some((a, b)) => (a, b, true),
-            None => (hash(key) as u64, 0, false),
+            None => (hash(key) as u64, start as u64, false),
         };
-        let h = ((a ^ b.rotate_left(29) ^ len as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40)
+        // A long key's `b` is where it starts, not part of its bytes: only `a` (its hash) places it.
+        let bits = if short { b } else { 0 };
+        let h = ((a ^ bits.rotate_left(29) ^ len as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40)
             as usize;
         let mut i = h & (SLOTS - 1);
         for _ in 0..PROBES {
             let slot = &mut self.slots[i];
-            match slot.value {
-                _ if slot.gen != self.gen => {
-                    let v = make()?;
-                    *slot = Slot {
-                        a,
-                        b,
-                        len,
-                        start,
-                        gen: self.gen,
-                        value: Some(v),
-                    };
-                    return Ok(v);
-                }
-                None => unreachable!("live slots hold a value"),
-                Some(v) => {
-                    if slot.a == a
-                        && slot.b == b
-                        && slot.len == len
-                        && (short || &input[slot.start..slot.start + len] == key)
-                    {
-                        self.hits += 1;
-                        return Ok(v);
-                    }
+            if slot.gen != self.gen {
+                let v = make()?;
+                *slot = Slot {
+                    a,
+                    b,
+                    value: v,
+                    len: len as u32,
+                    gen: self.gen,
+                };
+                return Ok(v);
+            }
+            if slot.len as usize == len && slot.a == a {
+                let same = if short {
+                    slot.b == b
+                } else {
+                    let s = slot.b as usize;
+                    &input[s..s + len] == key
+                };
+                if same {
+                    self.hits += 1;
+                    return Ok(slot.value);
                 }
             }
             i = (i + 1) & (SLOTS - 1);
@@ -232,15 +275,45 @@ mod tests {
     }
 
     #[test]
-    fn unique_keys_switch_it_off() {
+    fn unique_keys_switch_it_off_and_it_tries_again() {
         let input: Vec<u8> = (0..20_000u32).flat_map(|i| i.to_le_bytes()).collect();
         let mut cache = KeyCache::<u32>::new();
-        for i in 0..5_000 {
+        let get = |cache: &mut KeyCache<u32>, i: usize| {
             cache
                 .get_or_insert::<()>(&input, i * 4, i * 4 + 4, || Ok(i as u32))
+                .unwrap()
+        };
+        for i in 0..FIRST_WINDOW as usize {
+            get(&mut cache, i);
+        }
+        assert!(!cache.enabled(), "off after {FIRST_WINDOW} misses");
+        for i in 0..RETRY_AFTER as usize - 1 {
+            get(&mut cache, 100 + i);
+            assert!(!cache.enabled());
+        }
+        get(&mut cache, 0);
+        assert!(cache.enabled(), "on again after {RETRY_AFTER} keys");
+        // The first keys were kept while it was off: a document that repeats them keeps it on.
+        for round in 0..8 {
+            for i in 0..FIRST_WINDOW as usize {
+                assert_eq!(get(&mut cache, i), i as u32, "round {round}");
+            }
+            assert!(cache.enabled());
+        }
+    }
+
+    #[test]
+    fn a_first_window_with_some_repeats_stays_on() {
+        // Mostly new keys (a wide first object) with two repeats: kept on, unlike keys that never repeat.
+        let input: Vec<u8> = (0..20_000u32).flat_map(|i| i.to_le_bytes()).collect();
+        let mut cache = KeyCache::<u32>::new();
+        for i in 0..FIRST_WINDOW as usize {
+            let k = if i % 16 == 15 { 0 } else { i };
+            cache
+                .get_or_insert::<()>(&input, k * 4, k * 4 + 4, || Ok(k as u32))
                 .unwrap();
         }
-        assert!(!cache.enabled());
+        assert!(cache.enabled());
     }
 
     #[test]

@@ -574,8 +574,8 @@ impl<'a> Builder for TermBuilder<'a> {
             (KEYS_STRINGS, Str::Input { start, end, .. }) => Ok(self.input_key(start, end)),
             (KEYS_STRINGS | KEYS_COPY, s) => Ok(self.copy_key(s.bytes())),
             (KEYS_INTERN, Str::Input { start, end, .. }) => {
-                if !self.cache.enabled() {
-                    // The cache gave up (keys rarely repeat): exactly the default's work from here on.
+                if !self.cache.look_up_next() {
+                    // The cache gave up (keys rarely repeat): exactly the default's work until it tries again.
                     return Ok(self.input_key(start, end));
                 }
                 let mut cache = std::mem::take(&mut self.cache);
