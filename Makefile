@@ -30,13 +30,19 @@ test: deps
 dialyzer: deps
 	scripts/dialyzer
 
+# The benchmarks run one call at a time on a VM pinned to one core (BENCH_CPU): left to float over the cores, the
+# VM's threads (normal, dirty, collector) land differently from batch to batch and whole batches run fast or slow
+# (bench/notes/80-reproducibility.md). Without taskset, or on one core, they run unpinned.
+BENCH_CPU ?= 1
+BENCH_PIN := $(shell command -v taskset >/dev/null && [ $$(nproc) -gt $(BENCH_CPU) ] && echo taskset -c $(BENCH_CPU))
+
 # The full benchmark suite; writes BENCHMARKS.md and bench/charts/ (under 15 minutes on 2 cores).
 bench: deps
-	mix run bench/report.exs
+	$(BENCH_PIN) mix run bench/report.exs
 
 # A quick pass for development: smaller inputs, one timing run, written to /tmp.
 bench-quick: deps
-	mix run bench/report.exs --quick --out /tmp/BENCHMARKS.quick.md
+	$(BENCH_PIN) mix run bench/report.exs --quick --out /tmp/BENCHMARKS.quick.md
 
 # Coverage-guided fuzzing of the Rust core (nightly + cargo-fuzz, installed if missing): make fuzz FUZZ_SECONDS=300
 FUZZ_SECONDS ?= 60

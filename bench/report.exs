@@ -148,10 +148,9 @@ defmodule RustyJson.Bench.Report do
       #{if mode == :quick, do: "10 ms (50 ms", else: "20 ms (100 ms"} when one call takes 100 µs or more, so that
       the fresh process's heap growth is a small share of every library's batch, not 1 call in 3 for a slow one
       and 1 in 20 for a fast one); the tables show the median per call over the rounds and, for RustyJson, the p25-p75 spread.
+    - #{pinning()}
     - Rounds: #{if mode == :quick, do: "7, up to 21", else: "21, up to 63"} while some library's p25-p75 spread is wider than 10% of its
-      median. Batches of the 0.3-2 MB documents decoded on a dirty scheduler fall in a fast or a slow mode (the
-      same batch is tight when the VM is pinned to one core: it is where the threads run, not the code), and
-      21 samples of such a mix give a median that moves between runs; the extra rounds steady it.
+      median (a wide spread makes a 21-sample median move between runs; more samples steady it).
     - Peers: jiffy (Debian's erlang-jiffy) always; Jason and OTP's `:json` (OTP 27+) join automatically when they
       are loadable (add `{:jason, "~> 1.4"}` to your deps to get the Jason columns).
     - ETF floor: `:erlang.term_to_binary/1` (encode) and `:erlang.binary_to_term/1` (decode) of the same term: the
@@ -191,6 +190,33 @@ defmodule RustyJson.Bench.Report do
 
     #{notes()}
     """
+  end
+
+  # Which CPUs this VM may run on (`taskset`), from the kernel's view of this process.
+  defp pinning do
+    allowed =
+      with {:ok, text} <- File.read("/proc/self/status"),
+           [_, list] <- Regex.run(~r/Cpus_allowed_list:\s*(\S+)/, text),
+           do: list,
+           else: (_ -> nil)
+
+    online = :erlang.system_info(:logical_processors_online)
+
+    cond do
+      allowed == nil ->
+        "CPU affinity: unknown on this OS."
+
+      online in [:unknown, 1] or not String.match?(allowed, ~r/^\d+$/) ->
+        "CPU affinity: CPUs #{allowed} (not pinned to one core)."
+
+      true ->
+        "CPU affinity: the VM ran pinned to CPU #{allowed} of the machine's #{online} CPUs " <>
+          "(`make bench` runs it under `taskset -c #{allowed}`). Calls are timed one at a time, so one core is " <>
+          "all a library uses except for the VM's dirty-scheduler and collector threads; left free to float " <>
+          "over both cores, those threads land differently from batch to batch and whole batches of the dirty " <>
+          "decodes ran in a fast or a slow mode, moving ratios by up to 40% between runs " <>
+          "(see the reproducibility note below). Pinned, every library pays for all of its work on one core."
+    end
   end
 
   defp machine do
