@@ -61,10 +61,12 @@ defmodule RustyJson do
   @spec encode_to_iodata!(encodable(), keyword()) :: iodata()
   def encode_to_iodata!(input, opts \\ []), do: encode!(input, opts)
 
-  # Inputs of at least this many bytes are decoded on a dirty CPU scheduler; smaller ones on the calling
-  # scheduler with no hop (the NIF yields every ~0.5 ms should one take longer). Measured in BENCHMARKS.md
-  # ("Decode" section); yielding larger inputs on the caller's scheduler was not faster (bench/notes/20-decode.md).
-  @dirty_threshold 262_144
+  # Inputs of at least this many bytes (about 70 µs of work) are decoded detached from the caller's heap: the
+  # NIF builds the result in an environment of its own in ~0.5 ms slices on the caller's scheduler and sends it
+  # as `{ref, result}`, so no collection copies a partial result and no dirty scheduler competes with the normal
+  # ones for the cores. Smaller inputs are built straight on the caller's heap (one call, no message).
+  # Measured in bench/notes/20-decode.md and 40-latency.md.
+  @detached_threshold 65_536
 
   @doc """
   Decodes JSON `input` (a binary or iodata). Returns `{:ok, term}` or `{:error, %RustyJson.DecodeError{}}`.
@@ -119,12 +121,26 @@ defmodule RustyJson do
     end
   end
 
-  @compile {:inline, to_binary: 1, run: 2}
+  @compile {:inline, to_binary: 1}
   defp to_binary(input) when is_binary(input), do: input
   defp to_binary(input), do: IO.iodata_to_binary(input)
 
-  defp run(input, flags) when byte_size(input) < @dirty_threshold, do: Native.decode(input, flags)
-  defp run(input, flags), do: Native.decode_dirty(input, flags)
+  defp run(input, flags) when byte_size(input) < @detached_threshold,
+    do: Native.decode(input, flags)
+
+  defp run(input, flags) do
+    ref = make_ref()
+
+    case Native.decode_detached(input, flags, ref) do
+      :ok ->
+        receive do
+          {^ref, result} -> result
+        end
+
+      error ->
+        error
+    end
+  end
 
   defp run_with(input, []), do: run(input, 0)
 

@@ -78,6 +78,9 @@ defmodule RustyJson.Native do
   def allocator_peak, do: not_loaded()
   def decode_dirty(_input, _opts), do: not_loaded()
 
+  @doc false
+  def decode_detached(_input, _opts, _ref), do: not_loaded()
+
   defp not_loaded do
     :erlang.nif_error({:rusty_json_nif_not_loaded, load_error()})
   end

@@ -1,8 +1,9 @@
 defmodule RustyJson.DecodeSchedulingTest do
-  # The normal-scheduler decode NIF yields (enif_schedule_nif) every ~0.5 ms, carrying its partial terms across
-  # the yield; a yielded decode must give exactly what one uninterrupted (dirty) call gives. Elixir sends it inputs
-  # under 256 KiB only, but it takes any size: calling it directly on large inputs makes it yield many times.
-  # (Not async: the system monitor is node-wide.)
+  # Both normal-scheduler decode NIFs yield (enif_schedule_nif) every ~0.5 ms: `decode/2` (Elixir sends it inputs
+  # under 64 KiB) carries its partial terms across the yield in the caller's heap, `decode_detached/3` (larger
+  # inputs) keeps them in an environment of its own and sends the result as a message. Either must give exactly
+  # what one uninterrupted call (`decode_dirty/2`, which never yields) gives; both take any size, and large inputs
+  # make them yield many times. (Not async: the system monitor is node-wide.)
   use ExUnit.Case, async: false
 
   alias RustyJson.Native
@@ -34,6 +35,82 @@ defmodule RustyJson.DecodeSchedulingTest do
     for json <- documents(), opts <- [0, 3, 4, 4 + 8, 16] do
       assert Native.decode(json, opts) == Native.decode_dirty(json, opts)
     end
+  end
+
+  # `decode_detached/3` as `RustyJson.decode/2` calls it: `:ok` now, the result in a message.
+  defp detached(json, opts) do
+    ref = make_ref()
+    assert Native.decode_detached(json, opts, ref) == :ok
+    assert_received {^ref, result}
+    result
+  end
+
+  test "a detached decode equals an uninterrupted one, for every option set, and sends one message" do
+    for json <- documents(), opts <- [0, 2, 3, 4, 4 + 8, 16] do
+      assert detached(json, opts) == Native.decode_dirty(json, opts)
+    end
+
+    refute_received _
+  end
+
+  test "a detached decode's errors keep their positions, tokens and keys" do
+    items = Enum.map_join(1..200_000, ",", &~s({"i":#{&1}}))
+    json = "[" <> items <> ",x]"
+    assert detached(json, 0) == {:error, byte_size(json) - 2}
+    assert detached("[" <> items <> ",1e400]", 0) == {:error, {byte_size(items) + 2, "1e400"}}
+    unknown = "[" <> items <> ~s(,{"no_such_atom_#{System.unique_integer([:positive])}":1}])
+    assert {:error, {:existing_atom, "no_such_atom_" <> _}} = detached(unknown, 2)
+    assert detached(unknown, 2) == Native.decode_dirty(unknown, 2)
+  end
+
+  test "RustyJson.decode/2 of a large input leaves the caller's other messages alone" do
+    big = "[" <> Enum.map_join(1..20_000, ",", &~s({"i":#{&1},"s":"v#{&1}"})) <> "]"
+    assert byte_size(big) >= 65_536
+    send(self(), :before)
+    assert length(RustyJson.decode!(big)) == 20_000
+    assert {:error, %RustyJson.DecodeError{}} = RustyJson.decode(big <> "x")
+    send(self(), :after)
+    assert_received :before
+    assert_received :after
+    refute_received _
+  end
+
+  test "large inputs never hold a normal scheduler 5 ms in one go" do
+    # What RustyJson.decode/2 does with a 5.7 MB document and canada: ~0.5 ms slices, then one message. (The
+    # caller's collection of a result this size runs on a dirty scheduler: a `long_gc`, not a `long_schedule`.)
+    # Only cheap checks inside the monitored run: `==` on two results this size is itself one long call.
+    big = "[" <> Enum.map_join(1..150_000, ",", &~s({"i":#{&1},"f":#{&1}.5,"s":"v#{&1}"})) <> "]"
+    canada = Path.join(@bench, "canada.json")
+    inputs = [big | if(File.exists?(canada), do: [File.read!(canada)], else: [])]
+
+    summary = fn
+      list when is_list(list) -> {length(list), List.last(list)}
+      map -> {map_size(map), map["type"]}
+    end
+
+    expected = Enum.map(inputs, &summary.(Native.decode_dirty(&1, 0)))
+    assert hd(expected) == {150_000, %{"i" => 150_000, "f" => 150_000.5, "s" => "v150000"}}
+
+    decoded =
+      LongSchedule.without_long_schedules(5, fn ->
+        for _ <- 1..3, do: Enum.map(inputs, &summary.(RustyJson.decode!(&1)))
+      end)
+
+    assert decoded == [expected, expected, expected]
+  end
+
+  test "a caller killed during a detached decode takes the decode with it" do
+    big = "[" <> Enum.map_join(1..300_000, ",", &~s({"i":#{&1},"f":#{&1}.5})) <> "]"
+
+    for delay <- [0, 1, 3, 10] do
+      pid = spawn(fn -> RustyJson.decode!(big) end)
+      Process.sleep(delay)
+      ref = Process.monitor(pid)
+      Process.exit(pid, :kill)
+      assert_receive {:DOWN, ^ref, :process, ^pid, _}, 5_000
+    end
+
+    assert length(RustyJson.decode!(big)) == 300_000
   end
 
   test "errors after yields keep their positions" do

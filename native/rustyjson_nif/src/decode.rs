@@ -11,7 +11,10 @@ use rustler::sys::{
     enif_make_new_map, enif_make_sub_binary, enif_make_tuple_from_array, ErlNifBinary,
     ErlNifCharEncoding, ErlNifEnv, ErlNifTerm, ERL_NIF_BIN2TERM_SAFE,
 };
-use rustler::sys::{enif_consume_timeslice, enif_get_tuple, enif_schedule_nif};
+use rustler::sys::{
+    enif_alloc_env, enif_consume_timeslice, enif_free_env, enif_get_tuple, enif_make_copy,
+    enif_schedule_nif, enif_self, enif_send, ErlNifPid,
+};
 use rustler::ResourceArc;
 use rustler::{Encoder, Env, Term};
 use rustyjson_core::intern::KeyCache;
@@ -27,7 +30,7 @@ mod raw;
 
 mod atoms {
     rustler::atoms! {
-        error, nil, true_ = "true", false_ = "false", badarg, atom, existing_atom,
+        ok, error, nil, true_ = "true", false_ = "false", badarg, atom, existing_atom,
         __struct__, values, coef, exp, sign,
         ordered_object = "Elixir.RustyJson.OrderedObject",
         decimal = "Elixir.Decimal",
@@ -198,6 +201,75 @@ struct TermBuilder<'a> {
 }
 
 impl<'a> TermBuilder<'a> {
+    /// A builder of terms in `env`; `input` (a binary term of `env`) holds `bytes`, the document.
+    fn new(env: Env<'a>, input: T, bytes: &'a [u8], opts_bits: u32) -> Self {
+        let raw_env = env.as_c_arg();
+        let mut builder = TermBuilder {
+            env: raw_env,
+            rust_env: env,
+            input,
+            input_bytes: bytes,
+            keys: opts_bits & 7,
+            copy_strings: opts_bits & STRINGS_COPY != 0,
+            ordered: opts_bits & ORDERED_OBJECTS != 0,
+            decimals: opts_bits & FLOAT_DECIMALS != 0,
+            nil: atoms::nil().as_c_arg(),
+            true_: atoms::true_().as_c_arg(),
+            false_: atoms::false_().as_c_arg(),
+            cache: KeyCache::new(),
+            failed_key: None,
+            pairs: Vec::new(),
+            key_terms: Vec::new(),
+            shape: [Key {
+                term: atoms::nil().as_c_arg(),
+                ptr: std::ptr::null(),
+                len: 0,
+            }; FLATMAP_MAX],
+            shape_len: 0,
+            shape_idx: [0; FLATMAP_MAX],
+            shapes: Vec::new(),
+            raw: raw::on(raw_env, atoms::nil().as_c_arg()),
+            fills: [atoms::nil().as_c_arg(); 4],
+        };
+        if builder.keys == KEYS_INTERN {
+            INTERN.with(|c| {
+                if let Ok(mut c) = c.try_borrow_mut() {
+                    builder.cache = std::mem::take(&mut c.0);
+                    builder.shapes = std::mem::take(&mut c.1);
+                }
+            });
+            builder.cache.restart();
+        }
+        builder
+    }
+
+    /// What the decode returns: the value, or `{:error, position}`, `{:error, {position, token}}` or
+    /// `{:error, {:atom | :existing_atom, key}}` (turned into a `RustyJson.DecodeError` in Elixir).
+    fn outcome(&mut self, parsed: Result<T, ParseError>, bytes: &[u8]) -> T {
+        let env = self.rust_env;
+        let term = match parsed {
+            Ok(term) => return term,
+            Err(ParseError::UnexpectedByte(pos)) | Err(ParseError::UnexpectedEnd(pos)) => {
+                (atoms::error(), pos).encode(env)
+            }
+            Err(ParseError::Token { start, end }) => {
+                let token = unsafe { Term::new(env, self.copy_binary(&bytes[start..end])) };
+                (atoms::error(), (start, token)).encode(env)
+            }
+            Err(ParseError::Key { .. }) => {
+                let key = self.failed_key.take().unwrap_or_default();
+                let key = unsafe { Term::new(env, self.copy_binary(&key)) };
+                let tag = if self.keys == KEYS_EXISTING_ATOMS {
+                    atoms::existing_atom()
+                } else {
+                    atoms::atom()
+                };
+                (atoms::error(), (tag, key)).encode(env)
+            }
+        };
+        term.as_c_arg()
+    }
+
     #[inline(always)]
     fn copy_binary(&self, bytes: &[u8]) -> T {
         if self.raw && bytes.len() <= HEAP_BIN_MAX {
@@ -719,55 +791,12 @@ fn run<'a>(
     resume: Option<(Term<'a>, Term<'a>)>,
 ) -> Term<'a> {
     let raw_env = env.as_c_arg();
-    let mut bin = MaybeUninit::<ErlNifBinary>::uninit();
-    if unsafe { enif_inspect_binary(raw_env, input.as_c_arg(), bin.as_mut_ptr()) } == 0 {
+    let Some(bytes) = input_bytes(env, input) else {
         return (atoms::error(), atoms::badarg()).encode(env);
-    }
-    let bin = unsafe { bin.assume_init() };
-    let bytes: &'a [u8] = if bin.size == 0 {
-        &[]
-    } else {
-        unsafe { std::slice::from_raw_parts(bin.data, bin.size) }
     };
     // The clock is read only where a slice check can come (a smaller input is one slice: no clock, no report).
     let started = (normal && (bytes.len() > SLICE_BYTES || resume.is_some())).then(Instant::now);
-    let opts_bits: u32 = opts.decode().unwrap_or(0);
-    let mut builder = TermBuilder {
-        env: raw_env,
-        rust_env: env,
-        input: input.as_c_arg(),
-        input_bytes: bytes,
-        keys: opts_bits & 7,
-        copy_strings: opts_bits & STRINGS_COPY != 0,
-        ordered: opts_bits & ORDERED_OBJECTS != 0,
-        decimals: opts_bits & FLOAT_DECIMALS != 0,
-        nil: atoms::nil().as_c_arg(),
-        true_: atoms::true_().as_c_arg(),
-        false_: atoms::false_().as_c_arg(),
-        cache: KeyCache::new(),
-        failed_key: None,
-        pairs: Vec::new(),
-        key_terms: Vec::new(),
-        shape: [Key {
-            term: atoms::nil().as_c_arg(),
-            ptr: std::ptr::null(),
-            len: 0,
-        }; FLATMAP_MAX],
-        shape_len: 0,
-        shape_idx: [0; FLATMAP_MAX],
-        shapes: Vec::new(),
-        raw: raw::on(raw_env, atoms::nil().as_c_arg()),
-        fills: [atoms::nil().as_c_arg(); 4],
-    };
-    if builder.keys == KEYS_INTERN {
-        INTERN.with(|c| {
-            if let Ok(mut c) = c.try_borrow_mut() {
-                builder.cache = std::mem::take(&mut c.0);
-                builder.shapes = std::mem::take(&mut c.1);
-            }
-        });
-        builder.cache.restart();
-    }
+    let mut builder = TermBuilder::new(env, input.as_c_arg(), bytes, opts.decode().unwrap_or(0));
     // The parser's stacks: a yielded decode's, or the ones kept per scheduler thread (small documents then parse
     // without allocating).
     let (mut stacks, mut pos) = match resume {
@@ -775,12 +804,7 @@ fn run<'a>(
             Some(state) => state,
             None => return (atoms::error(), atoms::badarg()).encode(env),
         },
-        None => (
-            STACKS
-                .with(|s| s.try_borrow_mut().map(|mut s| std::mem::take(&mut **s)))
-                .unwrap_or_default(),
-            0,
-        ),
+        None => (take_stacks(), 0),
     };
     let parsed = loop {
         let limit = if normal {
@@ -807,57 +831,179 @@ fn run<'a>(
                 };
                 let paused =
                     ResourceArc::new(PausedDecode(Mutex::new(Some(Paused { stacks, pos }))));
-                let args = [
-                    input.as_c_arg(),
-                    opts.as_c_arg(),
-                    paused.encode(env).as_c_arg(),
-                    tuple,
-                ];
+                let args = [input.as_c_arg(), opts.as_c_arg(), paused.encode(env).as_c_arg(), tuple];
                 consume_timeslice(env, started);
-                return unsafe {
-                    Term::new(
-                        env,
-                        enif_schedule_nif(
-                            raw_env,
-                            c"decode".as_ptr(),
-                            0,
-                            decode_continue,
-                            args.len() as c_int,
-                            args.as_ptr(),
-                        ),
-                    )
-                };
+                return schedule(env, decode_continue, &args);
             }
         }
     };
-    // Give the stacks back to this thread for the next call (the parser has emptied them).
+    give_back_stacks(stacks);
+    if let Some(started) = started {
+        consume_timeslice(env, started);
+    }
+    unsafe { Term::new(env, builder.outcome(parsed, bytes)) }
+}
+
+/// A large decode detached from the caller's heap: its terms are built in an environment of its own, which no
+/// collection of the caller copies while the decode runs, in slices of ~0.5 ms on the caller's normal scheduler;
+/// the result goes to the caller in a message, `{reference, result}`, which takes over the environment's memory
+/// without a copy. (Built on the caller's heap instead, every yield let a collection copy the partial result
+/// again; built on a dirty scheduler, the work competes with the normal schedulers for the cores.)
+struct Detached {
+    env: *mut ErlNifEnv,
+    /// The input binary and the caller's reference, as terms of `env`.
+    input: T,
+    reference: T,
+    stacks: Stacks<T, Key>,
+    pos: usize,
+}
+
+// SAFETY: `env` and its terms belong to this state alone; only the one call that took it from its resource
+// touches it.
+unsafe impl Send for Detached {}
+
+impl Drop for Detached {
+    fn drop(&mut self) {
+        unsafe { enif_free_env(self.env) };
+    }
+}
+
+struct DetachedDecode(Mutex<Option<Detached>>);
+
+#[rustler::resource_impl]
+impl rustler::Resource for DetachedDecode {}
+
+/// `decode` detached from the caller's heap (see [`Detached`]): returns `:ok`, and the result arrives as the
+/// message `{reference, result}`.
+pub fn decode_detached<'a>(
+    env: Env<'a>,
+    input: Term<'a>,
+    opts: Term<'a>,
+    reference: Term<'a>,
+) -> Term<'a> {
+    if input_bytes(env, input).is_none() {
+        return (atoms::error(), atoms::badarg()).encode(env);
+    }
+    let own = unsafe { enif_alloc_env() };
+    let state = Detached {
+        env: own,
+        input: unsafe { enif_make_copy(own, input.as_c_arg()) },
+        reference: unsafe { enif_make_copy(own, reference.as_c_arg()) },
+        stacks: take_stacks(),
+        pos: 0,
+    };
+    run_detached(env, input, opts, state)
+}
+
+/// The continuation of a detached decode: `argv` is `[input, opts, detached resource]`.
+unsafe extern "C" fn decode_detached_continue(
+    env: *mut ErlNifEnv,
+    argc: c_int,
+    argv: *const ErlNifTerm,
+) -> ErlNifTerm {
+    continuation::run(env, argc, argv, |env, args| {
+        let state = match *args {
+            [_, _, paused] => paused
+                .decode::<ResourceArc<DetachedDecode>>()
+                .ok()
+                .and_then(|r| r.0.lock().ok()?.take()),
+            _ => None,
+        };
+        match (state, args) {
+            (Some(state), &[input, opts, _]) => run_detached(env, input, opts, state),
+            _ => rustler::types::atom::badarg().encode(env),
+        }
+    })
+}
+
+/// One slice of a detached decode: parses for ~0.5 ms, then yields, or sends the result and returns `:ok`.
+fn run_detached<'a>(env: Env<'a>, input: Term<'a>, opts: Term<'a>, mut state: Detached) -> Term<'a> {
+    let started = Instant::now();
+    let Some(bytes) = input_bytes(env, input) else {
+        return (atoms::error(), atoms::badarg()).encode(env);
+    };
+    let marker = ();
+    // SAFETY: `state.env` lives as long as `state`, which outlives the builder.
+    let own = unsafe { Env::new(&marker, state.env) };
+    let mut builder = TermBuilder::new(own, state.input, bytes, opts.decode().unwrap_or(0));
+    let parsed = loop {
+        let limit = state.pos.saturating_add(SLICE_BYTES);
+        match parser::parse_some(bytes, &mut builder, &mut state.stacks, &mut state.pos, limit) {
+            Ok(Progress::Done(v)) => break Ok(v),
+            Err(e) => break Err(e),
+            Ok(Progress::Paused) if started.elapsed() < YIELD_AFTER => continue,
+            Ok(Progress::Paused) => {
+                // Yield: the partial terms stay where they are (nothing collects `state.env`).
+                drop(builder);
+                let paused = ResourceArc::new(DetachedDecode(Mutex::new(Some(state))));
+                let args = [input.as_c_arg(), opts.as_c_arg(), paused.encode(env).as_c_arg()];
+                consume_timeslice(env, started);
+                return schedule(env, decode_detached_continue, &args);
+            }
+        }
+    };
+    let result = builder.outcome(parsed, bytes);
+    drop(builder);
+    let stacks = std::mem::take(&mut state.stacks);
+    give_back_stacks(stacks);
+    unsafe {
+        let message = enif_make_tuple_from_array(state.env, [state.reference, result].as_ptr(), 2);
+        let mut caller = MaybeUninit::<ErlNifPid>::uninit();
+        enif_self(env.as_c_arg(), caller.as_mut_ptr());
+        enif_send(env.as_c_arg(), caller.as_ptr(), state.env, message);
+    }
+    consume_timeslice(env, started);
+    atoms::ok().encode(env)
+}
+
+/// The bytes of `input`, a binary.
+fn input_bytes<'a>(env: Env<'a>, input: Term<'a>) -> Option<&'a [u8]> {
+    let mut bin = MaybeUninit::<ErlNifBinary>::uninit();
+    if unsafe { enif_inspect_binary(env.as_c_arg(), input.as_c_arg(), bin.as_mut_ptr()) } == 0 {
+        return None;
+    }
+    let bin = unsafe { bin.assume_init() };
+    Some(if bin.size == 0 {
+        &[]
+    } else {
+        unsafe { std::slice::from_raw_parts(bin.data, bin.size) }
+    })
+}
+
+/// The parser's stacks kept by this scheduler thread (so small documents parse without allocating).
+fn take_stacks() -> Stacks<T, Key> {
+    STACKS
+        .with(|s| s.try_borrow_mut().map(|mut s| std::mem::take(&mut **s)))
+        .unwrap_or_default()
+}
+
+/// Gives the stacks (emptied by the parser) back to this thread for the next call.
+fn give_back_stacks(stacks: Stacks<T, Key>) {
     STACKS.with(|s| {
         if let Ok(mut s) = s.try_borrow_mut() {
             **s = stacks;
         }
     });
-    if let Some(started) = started {
-        consume_timeslice(env, started);
-    }
-    match parsed {
-        Ok(term) => unsafe { Term::new(env, term) },
-        Err(ParseError::UnexpectedByte(pos)) | Err(ParseError::UnexpectedEnd(pos)) => {
-            (atoms::error(), pos).encode(env)
-        }
-        Err(ParseError::Token { start, end }) => {
-            let token = builder.copy_binary(&bytes[start..end]);
-            (atoms::error(), (start, unsafe { Term::new(env, token) })).encode(env)
-        }
-        Err(ParseError::Key { .. }) => {
-            let key = builder.failed_key.take().unwrap_or_default();
-            let key = builder.copy_binary(&key);
-            let tag = if builder.keys == KEYS_EXISTING_ATOMS {
-                atoms::existing_atom()
-            } else {
-                atoms::atom()
-            };
-            (atoms::error(), (tag, unsafe { Term::new(env, key) })).encode(env)
-        }
+}
+
+/// Reschedules the calling process to continue in `next` with `args`.
+fn schedule<'a>(
+    env: Env<'a>,
+    next: unsafe extern "C" fn(*mut ErlNifEnv, c_int, *const ErlNifTerm) -> ErlNifTerm,
+    args: &[T],
+) -> Term<'a> {
+    unsafe {
+        Term::new(
+            env,
+            enif_schedule_nif(
+                env.as_c_arg(),
+                c"decode".as_ptr(),
+                0,
+                next,
+                args.len() as c_int,
+                args.as_ptr(),
+            ),
+        )
     }
 }
 
