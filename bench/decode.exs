@@ -2,8 +2,10 @@
 # run, on every public document, generated documents and ruby/json's micro inputs; plus keys: :intern on
 # same-shaped and unique-key documents. Prints a Markdown table (medians and ratios).
 # Run: mix run bench/decode.exs   (ROUNDS=n for more or fewer rounds, ONLY=a,b to keep documents whose names contain a or b)
-# PART=threshold measures the dirty-scheduler threshold instead: one input through the normal-scheduler NIF and
-# the DirtyCpu one, for growing sizes of an API-like document (the densest kind: most terms per byte).
+# PART=threshold measures the line between the in-heap and the detached decode instead: one input through the
+# normal-scheduler NIF (`decode/2`, terms on the caller's heap), the detached one (`decode_detached/3`, terms in
+# its own environment, result sent as a message) and the DirtyCpu one, for growing sizes of an API-like document
+# (the densest kind: most terms per byte).
 Code.require_file("../test/support/apt_libs.exs", __DIR__)
 Code.require_file("harness.exs", __DIR__)
 Code.require_file("inputs.exs", __DIR__)
@@ -22,8 +24,20 @@ in_fresh_process = fn fun ->
 end
 
 if System.get_env("PART") == "threshold" do
-  IO.puts("| input size | normal scheduler | dirty CPU scheduler | dirty / normal |")
-  IO.puts("| ---: | ---: | ---: | ---: |")
+  detached = fn json ->
+    ref = make_ref()
+    :ok = RustyJson.Native.decode_detached(json, 0, ref)
+
+    receive do
+      {^ref, result} -> result
+    end
+  end
+
+  IO.puts(
+    "| input size | in-heap (normal) | detached (normal) | dirty CPU | detached / in-heap | dirty / in-heap |"
+  )
+
+  IO.puts("| ---: | ---: | ---: | ---: | ---: | ---: |")
 
   for n <- [3, 12, 50, 100, 200, 400, 800, 1200, 1600, 3200] do
     json = IO.iodata_to_binary(:jiffy.encode(Inputs.api_list(n)))
@@ -33,6 +47,7 @@ if System.get_env("PART") == "threshold" do
         Harness.compare(
           [
             normal: fn -> RustyJson.Native.decode(json, 0) end,
+            detached: fn -> detached.(json) end,
             dirty: fn -> RustyJson.Native.decode_dirty(json, 0) end
           ],
           rounds: rounds,
@@ -40,10 +55,12 @@ if System.get_env("PART") == "threshold" do
         )
       end)
 
+    ratio = &:erlang.float_to_binary(&1 / r.normal.median_us, decimals: 2)
+
     IO.puts(
       "| #{Harness.fmt_bytes(byte_size(json))} | #{Harness.fmt_us(r.normal.median_us)} | " <>
-        "#{Harness.fmt_us(r.dirty.median_us)} | " <>
-        "#{:erlang.float_to_binary(r.dirty.median_us / r.normal.median_us, decimals: 2)} |"
+        "#{Harness.fmt_us(r.detached.median_us)} | #{Harness.fmt_us(r.dirty.median_us)} | " <>
+        "#{ratio.(r.detached.median_us)} | #{ratio.(r.dirty.median_us)} |"
     )
   end
 
