@@ -6,10 +6,9 @@ defmodule RustyJson.Bench.Harness do
   # result is the median (and spread) of per-call times. With `:max_rounds`, a case whose samples spread widely
   # gets more rounds (see `sample_rounds/7`).
   #
-  # Why long batches for slow calls: every batch starts in a fresh process whose heap must first grow to hold a
-  # result. A 20 ms batch is 3 calls of a 6 ms library but 20 calls of a 1 ms one, so that fixed cost weighs
-  # differently per library, and a multi-MB result's allocations (page faults, dirty collections) make such short
-  # batches bimodal: the median then jumps between modes from run to run.
+  # Why long batches for slow calls: a 20 ms batch is 3 calls of a 6 ms library but 20 calls of a 1 ms one, and
+  # a multi-MB result's allocations (page faults, collections) make such short batches bimodal: the median then
+  # jumps between modes from run to run.
 
   @type result :: %{median_us: float(), p25_us: float(), p75_us: float(), samples: pos_integer()}
 
@@ -25,9 +24,10 @@ defmodule RustyJson.Bench.Harness do
 
     batches =
       Map.new(funs, fn {label, fun} ->
-        # Warm up, then size a batch from the warm-up timing.
+        # Warm up, then size a batch from the median of three timed calls (one call's time can be far off, and
+        # the batch size must not depend on it: see `time_batch/2`).
         fun.()
-        {us, _} = :timer.tc(fun)
+        us = [fun, fun, fun] |> Enum.map(&elem(:timer.tc(&1), 0)) |> Enum.sort() |> Enum.at(1)
         ms = if us >= long_call_us, do: long_batch_ms, else: batch_ms
         {label, max(1, div(ms * 1000, max(us, 1)))}
       end)
@@ -61,13 +61,17 @@ defmodule RustyJson.Bench.Harness do
     b - a <= spread * m
   end
 
-  # Each batch runs in a fresh process, as a request would: the heap it starts from (and so the garbage
-  # collections it pays) does not depend on what ran before, which keeps repeated runs comparable.
+  # Each batch runs in a fresh process: the heap it starts from (and so the garbage collections it pays) does not
+  # depend on what ran before, which keeps repeated runs comparable. One untimed call first grows that heap to
+  # hold a result: timed from an empty heap, the first call of a multi-MB result costs up to 1.7x the next ones
+  # (jiffy encoding same_shape_10000x10: 23 ms alone, 15 ms a call in batches of 5), so the per-call time
+  # depended on how many calls a batch had, which the warm-up timing sets and which varied between runs.
   defp time_batch(fun, n) do
     parent = self()
 
     {pid, ref} =
       spawn_monitor(fn ->
+        fun.()
         start = System.monotonic_time(:nanosecond)
         repeat(fun, n)
         send(parent, {:batch_ns, self(), System.monotonic_time(:nanosecond) - start})

@@ -144,10 +144,12 @@ defmodule RustyJson.Bench.Report do
 
     - Harness: `bench/harness.exs`, nothing from hex. For each input, the libraries (#{Enum.join(lib_names, ", ")},
       and the ETF floor) are timed round by round, in a shuffled order each round, so machine drift hits all of them
-      alike. Each sample times, in a fresh process, a batch of calls sized to last about
-      #{if mode == :quick, do: "10 ms (50 ms", else: "20 ms (100 ms"} when one call takes 100 µs or more, so that
-      the fresh process's heap growth is a small share of every library's batch, not 1 call in 3 for a slow one
-      and 1 in 20 for a fast one); the tables show the median per call over the rounds and, for RustyJson, the p25-p75 spread.
+      alike. Each sample runs in a fresh process: one untimed call (which grows the process heap to hold a
+      result, as in any process that calls more than once), then a timed batch of calls sized to last about
+      #{if mode == :quick, do: "10 ms (50 ms", else: "20 ms (100 ms"} when one call takes 100 µs or more). Timed from an
+      empty heap, the first call of a multi-MB result costs up to 1.7x the next ones, so per-call times depended
+      on how many calls a batch had. The tables show the median per call over the rounds and, for RustyJson,
+      the p25-p75 spread.
     - #{pinning()}
     - Rounds: #{if mode == :quick, do: "7, up to 21", else: "21, up to 63"} while some library's p25-p75 spread is wider than 10% of its
       median (a wide spread makes a 21-sample median move between runs; more samples steady it).
