@@ -5,15 +5,15 @@
 
 use crate::continuation;
 use rustler::sys::{
+    enif_alloc_env, enif_consume_timeslice, enif_free_env, enif_get_tuple, enif_make_copy,
+    enif_schedule_nif, enif_self, enif_send, ErlNifPid,
+};
+use rustler::sys::{
     enif_binary_to_term, enif_get_map_size, enif_inspect_binary, enif_make_atom_len,
     enif_make_double, enif_make_existing_atom_len, enif_make_int64, enif_make_list_cell,
     enif_make_list_from_array, enif_make_map_from_arrays, enif_make_map_put, enif_make_new_binary,
     enif_make_new_map, enif_make_sub_binary, enif_make_tuple_from_array, ErlNifBinary,
     ErlNifCharEncoding, ErlNifEnv, ErlNifTerm, ERL_NIF_BIN2TERM_SAFE,
-};
-use rustler::sys::{
-    enif_alloc_env, enif_consume_timeslice, enif_free_env, enif_get_tuple, enif_make_copy,
-    enif_schedule_nif, enif_self, enif_send, ErlNifPid,
 };
 use rustler::ResourceArc;
 use rustler::{Encoder, Env, Term};
@@ -831,7 +831,12 @@ fn run<'a>(
                 };
                 let paused =
                     ResourceArc::new(PausedDecode(Mutex::new(Some(Paused { stacks, pos }))));
-                let args = [input.as_c_arg(), opts.as_c_arg(), paused.encode(env).as_c_arg(), tuple];
+                let args = [
+                    input.as_c_arg(),
+                    opts.as_c_arg(),
+                    paused.encode(env).as_c_arg(),
+                    tuple,
+                ];
                 consume_timeslice(env, started);
                 return schedule(env, decode_continue, &args);
             }
@@ -917,7 +922,12 @@ unsafe extern "C" fn decode_detached_continue(
 }
 
 /// One slice of a detached decode: parses for ~0.5 ms, then yields, or sends the result and returns `:ok`.
-fn run_detached<'a>(env: Env<'a>, input: Term<'a>, opts: Term<'a>, mut state: Detached) -> Term<'a> {
+fn run_detached<'a>(
+    env: Env<'a>,
+    input: Term<'a>,
+    opts: Term<'a>,
+    mut state: Detached,
+) -> Term<'a> {
     let started = Instant::now();
     let Some(bytes) = input_bytes(env, input) else {
         return (atoms::error(), atoms::badarg()).encode(env);
@@ -928,7 +938,13 @@ fn run_detached<'a>(env: Env<'a>, input: Term<'a>, opts: Term<'a>, mut state: De
     let mut builder = TermBuilder::new(own, state.input, bytes, opts.decode().unwrap_or(0));
     let parsed = loop {
         let limit = state.pos.saturating_add(SLICE_BYTES);
-        match parser::parse_some(bytes, &mut builder, &mut state.stacks, &mut state.pos, limit) {
+        match parser::parse_some(
+            bytes,
+            &mut builder,
+            &mut state.stacks,
+            &mut state.pos,
+            limit,
+        ) {
             Ok(Progress::Done(v)) => break Ok(v),
             Err(e) => break Err(e),
             Ok(Progress::Paused) if started.elapsed() < YIELD_AFTER => continue,
@@ -936,7 +952,11 @@ fn run_detached<'a>(env: Env<'a>, input: Term<'a>, opts: Term<'a>, mut state: De
                 // Yield: the partial terms stay where they are (nothing collects `state.env`).
                 drop(builder);
                 let paused = ResourceArc::new(DetachedDecode(Mutex::new(Some(state))));
-                let args = [input.as_c_arg(), opts.as_c_arg(), paused.encode(env).as_c_arg()];
+                let args = [
+                    input.as_c_arg(),
+                    opts.as_c_arg(),
+                    paused.encode(env).as_c_arg(),
+                ];
                 consume_timeslice(env, started);
                 return schedule(env, decode_detached_continue, &args);
             }
