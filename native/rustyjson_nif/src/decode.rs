@@ -26,6 +26,7 @@ use std::mem::MaybeUninit;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+mod hamt;
 mod raw;
 
 mod atoms {
@@ -57,6 +58,67 @@ thread_local! {
     // a small document does not pay for clearing ~60 KB of tables).
     static INTERN: RefCell<ManuallyDrop<(KeyCache<T>, Vec<Shape>)>> =
         RefCell::new(ManuallyDrop::new((KeyCache::new(), Vec::new())));
+    // Large-object shapes and their tries (`hamt`): no terms in them, so they carry over from call to call.
+    static LARGE_SHAPES: RefCell<ManuallyDrop<Vec<LargeShape>>> =
+        const { RefCell::new(ManuallyDrop::new(Vec::new())) };
+}
+
+/// Large-object shapes remembered (2^LARGE_SHAPE_BITS slots, by a hash of the key bytes).
+const LARGE_SHAPE_BITS: u32 = 4;
+
+/// A sequence of keys of a large object (33 to `hamt::MAX_KEYS` binary keys) and, from its second sighting, the
+/// trie the VM built for it.
+#[derive(Default)]
+struct LargeShape {
+    hash: u64,
+    /// The keys' bytes, one after another, and where each ends.
+    bytes: Vec<u8>,
+    ends: Vec<u32>,
+    template: Option<hamt::Template>,
+    /// The trie could not be read (or the keys repeat): leave this shape to the VM.
+    refused: bool,
+}
+
+impl LargeShape {
+    fn holds(&self, hash: u64, keys: &[Key]) -> bool {
+        if self.hash != hash || self.ends.len() != keys.len() {
+            return false;
+        }
+        let mut start = 0;
+        keys.iter().zip(&self.ends).all(|(k, &end)| {
+            let same = &self.bytes[start..end as usize] == k.bytes();
+            start = end as usize;
+            same
+        })
+    }
+
+    fn remember(&mut self, hash: u64, keys: &[Key]) {
+        self.hash = hash;
+        self.bytes.clear();
+        self.ends.clear();
+        for k in keys {
+            self.bytes.extend_from_slice(k.bytes());
+            self.ends.push(self.bytes.len() as u32);
+        }
+        self.template = None;
+        self.refused = false;
+    }
+}
+
+/// A hash of a key sequence's bytes (lengths included).
+fn keys_hash(keys: &[Key]) -> u64 {
+    let mut h = keys.len() as u64;
+    for k in keys {
+        let b = k.bytes();
+        let mut x = b.len() as u64;
+        for chunk in b.chunks(8) {
+            let mut w = [0u8; 8];
+            w[..chunk.len()].copy_from_slice(chunk);
+            x = (x.rotate_left(5) ^ u64::from_le_bytes(w)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+        h = (h.rotate_left(5) ^ x).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+    h
 }
 
 /// An object key: its term and, for binary keys, its bytes (stable for the whole call: the input or a fresh
@@ -198,6 +260,11 @@ struct TermBuilder<'a> {
     /// Whether terms are written directly (`raw::on`), and the immediates `raw` fills fresh words with.
     raw: bool,
     fills: [T; 4],
+    /// Whether large objects of a known shape are written from their trie (`hamt::on`), the shapes, and the
+    /// immediates their memory is first filled with.
+    hamt: bool,
+    large_shapes: Vec<LargeShape>,
+    large_fills: Vec<T>,
 }
 
 impl<'a> TermBuilder<'a> {
@@ -230,6 +297,9 @@ impl<'a> TermBuilder<'a> {
             shapes: Vec::new(),
             raw: raw::on(raw_env, atoms::nil().as_c_arg()),
             fills: [atoms::nil().as_c_arg(); 4],
+            hamt: hamt::on(raw_env, atoms::nil().as_c_arg()),
+            large_shapes: Vec::new(),
+            large_fills: vec![atoms::nil().as_c_arg()],
         };
         if builder.keys == KEYS_INTERN {
             INTERN.with(|c| {
@@ -506,6 +576,57 @@ impl<'a> TermBuilder<'a> {
         }
     }
 
+    /// A map of 33 to `hamt::MAX_KEYS` binary keys: written from the trie of an earlier object with the same keys
+    /// in the same order, or built by the VM (and, on a shape's second sighting, its trie read for the next).
+    fn large_map(&mut self, keys: &[Key], values: &[T]) -> T {
+        if self.large_shapes.is_empty() {
+            self.large_shapes = LARGE_SHAPES
+                .with(|c| c.try_borrow_mut().map(|mut c| std::mem::take(&mut **c)))
+                .unwrap_or_default();
+            self.large_shapes
+                .resize_with(1 << LARGE_SHAPE_BITS, LargeShape::default);
+        }
+        let hash = keys_hash(keys);
+        let slot = (hash >> (64 - LARGE_SHAPE_BITS)) as usize;
+        let shape = &mut self.large_shapes[slot];
+        if !shape.holds(hash, keys) {
+            shape.remember(hash, keys);
+            return self.large_map_by_vm(keys, values);
+        }
+        if shape.refused {
+            return self.large_map_by_vm(keys, values);
+        }
+        self.key_terms.clear();
+        self.key_terms.extend(keys.iter().map(|k| k.term));
+        if let Some(template) = &self.large_shapes[slot].template {
+            // SAFETY: the template was read from a map of these same keys in this order (`holds`).
+            return unsafe {
+                template.write(self.env, &mut self.large_fills, &self.key_terms, values)
+            };
+        }
+        let map = self.large_map_by_vm(keys, values);
+        let mut size = 0;
+        let distinct =
+            unsafe { enif_get_map_size(self.env, map, &mut size) } != 0 && size == keys.len();
+        // SAFETY: `map` was just made from `key_terms`, which are distinct when the map has all of them.
+        let template = distinct
+            .then(|| unsafe { hamt::Template::read(map, &self.key_terms) })
+            .flatten();
+        let shape = &mut self.large_shapes[slot];
+        shape.refused = template.is_none();
+        shape.template = template;
+        map
+    }
+
+    fn large_map_by_vm(&mut self, keys: &[Key], values: &[T]) -> T {
+        self.key_terms.clear();
+        self.key_terms.extend(keys.iter().map(|k| k.term));
+        let key_terms = std::mem::take(&mut self.key_terms);
+        let map = self.map_of(&key_terms, values);
+        self.key_terms = key_terms;
+        map
+    }
+
     /// Builds the flatmap with its pairs in `shape_idx` order (sorted, no duplicate keys).
     #[inline]
     fn flatmap_in_shape_order(&self, keys: &[Key], values: &[T]) -> T {
@@ -585,6 +706,13 @@ impl<'a> TermBuilder<'a> {
 
 impl Drop for TermBuilder<'_> {
     fn drop(&mut self) {
+        if !self.large_shapes.is_empty() {
+            LARGE_SHAPES.with(|c| {
+                if let Ok(mut c) = c.try_borrow_mut() {
+                    **c = std::mem::take(&mut self.large_shapes);
+                }
+            });
+        }
         if self.keys == KEYS_INTERN {
             // Give the tables back to this thread for the next call.
             INTERN.with(|c| {
@@ -729,12 +857,10 @@ impl<'a> Builder for TermBuilder<'a> {
             }
             return self.flatmap(keys, values);
         }
-        self.key_terms.clear();
-        self.key_terms.extend(keys.iter().map(|k| k.term));
-        let key_terms = std::mem::take(&mut self.key_terms);
-        let map = self.map_of(&key_terms, values);
-        self.key_terms = key_terms;
-        map
+        if self.hamt && (FLATMAP_MAX + 1..=hamt::MAX_KEYS).contains(&n) && !keys[0].ptr.is_null() {
+            return self.large_map(keys, values);
+        }
+        self.large_map_by_vm(keys, values)
     }
 }
 

@@ -1,0 +1,257 @@
+//! Maps of more than 32 keys whose key sequence was seen before, built by copying the shape of the VM's own hash
+//! trie instead of having the VM hash and sort the keys again.
+//!
+//! `enif_make_map_from_arrays` turns a large object into a hash array mapped trie: it hashes every key, sorts by
+//! hash and builds the nodes (a third of twitter's decode time goes there: 173 user objects of about 40 keys).
+//! Where the node layout depends only on the keys, objects with the same keys in the same order (records of an
+//! API response) get the same trie. So the first such object is built by the VM, its trie is read back into a
+//! [`Template`] (node headers, sizes, and which key each leaf holds), and later objects are written from the
+//! template: the same nodes, with leaves `[key | value]` of their own keys and values.
+//!
+//! The layout (64-bit, OTP 18 to 27 at least: `erl_map.h`): a head node `[header, size, slots...]`, inner nodes
+//! `[header, slots...]`, 16 slots or one per bit of the header's 16-bit bitmap; a slot is a boxed pointer to a
+//! node or a list pointer to a leaf cons cell. Headers are read from the VM's map, never made up. [`on`] checks
+//! once that maps written this way are identical to the VM's; any trie this reader does not recognize (a
+//! collision node, another header) gets no template and is built by the VM as before.
+
+use rustler::sys::{
+    enif_get_map_size, enif_get_map_value, enif_is_identical, enif_make_int64,
+    enif_make_map_from_arrays, enif_make_new_binary, enif_make_tuple_from_array, ErlNifEnv,
+    ErlNifTerm,
+};
+use std::collections::HashMap;
+use std::mem::MaybeUninit;
+use std::sync::atomic::{AtomicU8, Ordering};
+
+type T = ErlNifTerm;
+
+/// Objects of more keys than this are left to the VM (hashing their keys to find a template would cost more
+/// than it saves on the rare large records).
+pub const MAX_KEYS: usize = 256;
+
+/// The low six bits of every map header (`_TAG_HEADER_MAP`), and the node types in the two bits above them.
+const MAP_TAG: usize = 0x3C;
+const NODE_BITMAP: usize = 1;
+const HEAD_ARRAY: usize = 2;
+const HEAD_BITMAP: usize = 3;
+
+#[inline(always)]
+fn bits(t: T) -> usize {
+    // SAFETY: ErlNifTerm is a machine word.
+    unsafe { std::mem::transmute::<T, usize>(t) }
+}
+
+#[inline(always)]
+fn term(w: usize) -> T {
+    // SAFETY: a machine word.
+    unsafe { std::mem::transmute::<usize, T>(w) }
+}
+
+/// One word of a template: copied as is (a header or the size), a pointer to another node at a word offset, or
+/// a leaf holding the key at an index of the object's keys.
+#[derive(Clone, Copy)]
+enum Word {
+    Raw(usize),
+    Node(u32),
+    Leaf(u16),
+}
+
+/// The trie of a large map, as a program that writes it for new values.
+pub struct Template {
+    words: Vec<Word>,
+    leaves: usize,
+}
+
+impl Template {
+    /// Reads the trie of `map`, built by the VM from `keys` (distinct, `keys.len()` of them); `None` when it
+    /// holds anything this module does not know.
+    ///
+    /// # Safety
+    /// `map` must be a live map term made from exactly `keys`.
+    pub unsafe fn read(map: T, keys: &[T]) -> Option<Template> {
+        let n = keys.len();
+        if n > MAX_KEYS || bits(map) & 0x3 != 0x2 {
+            return None;
+        }
+        let mut t = Template {
+            words: Vec::with_capacity(n * 2),
+            leaves: 0,
+        };
+        // Each key's index, by term; an index is taken out once its leaf is found.
+        let mut index: HashMap<usize, u16> = keys
+            .iter()
+            .enumerate()
+            .map(|(i, &k)| (bits(k), i as u16))
+            .collect();
+        if index.len() != n {
+            return None;
+        }
+        t.node((bits(map) - 2) as *const usize, true, &mut index, 0)?;
+        (t.leaves == n && index.is_empty()).then_some(t)
+    }
+
+    unsafe fn node(
+        &mut self,
+        p: *const usize,
+        head: bool,
+        index: &mut HashMap<usize, u16>,
+        depth: u32,
+    ) -> Option<u32> {
+        // A 32-bit hash in 4-bit steps, then the VM rehashes: far fewer levels than this in practice.
+        if depth > 16 {
+            return None;
+        }
+        let header = *p;
+        if header & 0x3F != MAP_TAG {
+            return None;
+        }
+        let kind = (header >> 6) & 0x3;
+        let arity = (header >> 8) & 0xFF;
+        let bitmap = (header >> 16) & 0xFFFF;
+        let slots = match (head, kind, arity) {
+            (true, HEAD_ARRAY, 1) => 16,
+            (true, HEAD_BITMAP, 1) | (false, NODE_BITMAP, 0) => bitmap.count_ones() as usize,
+            _ => return None,
+        };
+        if slots == 0 {
+            return None;
+        }
+        let at = self.words.len();
+        self.words.push(Word::Raw(header));
+        if head {
+            let size = *p.add(1);
+            if size != index.len() {
+                return None;
+            }
+            self.words.push(Word::Raw(size));
+        }
+        let first = self.words.len();
+        self.words.extend(std::iter::repeat_n(Word::Raw(0), slots));
+        for i in 0..slots {
+            let slot = *p.add(first - at + i);
+            let word = match slot & 0x3 {
+                0x2 => {
+                    Word::Node(self.node((slot - 2) as *const usize, false, index, depth + 1)?)
+                }
+                0x1 => {
+                    // A leaf `[key | value]`: its key must be one of the object's, not seen before.
+                    let cell = (slot - 1) as *const usize;
+                    self.leaves += 1;
+                    Word::Leaf(index.remove(&*cell)?)
+                }
+                _ => return None,
+            };
+            self.words[first + i] = word;
+        }
+        Some(at as u32)
+    }
+
+    /// Writes the map of `keys` (the same key sequence the template was read with) and `values`. `fills` is a
+    /// buffer of immediates the memory is first filled with (grown here as needed).
+    ///
+    /// # Safety
+    /// `env` must be the environment the terms are built in; `keys` and `values` terms of it.
+    pub unsafe fn write(
+        &self,
+        env: *mut ErlNifEnv,
+        fills: &mut Vec<T>,
+        keys: &[T],
+        values: &[T],
+    ) -> T {
+        let nodes = self.words.len();
+        let total = nodes + 2 * self.leaves;
+        if fills.len() < total - 1 {
+            let fill = fills[0];
+            fills.resize(total - 1, fill);
+        }
+        // A tuple of `total - 1` immediates is `total` words: the trie's nodes, then its leaf cells.
+        let base = (bits(enif_make_tuple_from_array(
+            env,
+            fills.as_ptr(),
+            (total - 1) as u32,
+        )) - 2) as *mut usize;
+        let mut cell = base.add(nodes);
+        for (i, w) in self.words.iter().enumerate() {
+            *base.add(i) = match *w {
+                Word::Raw(x) => x,
+                Word::Node(off) => base.add(off as usize) as usize | 0x2,
+                Word::Leaf(j) => {
+                    *cell = bits(keys[j as usize]);
+                    *cell.add(1) = bits(values[j as usize]);
+                    let leaf = cell as usize | 0x1;
+                    cell = cell.add(2);
+                    leaf
+                }
+            };
+        }
+        term(base as usize | 0x2)
+    }
+}
+
+const UNCHECKED: u8 = 0;
+const ON: u8 = 1;
+const OFF: u8 = 2;
+static STATE: AtomicU8 = AtomicU8::new(UNCHECKED);
+
+/// True when maps written from templates are the VM's own (checked on the first call). `fill` is an immediate.
+pub fn on(env: *mut ErlNifEnv, fill: T) -> bool {
+    match STATE.load(Ordering::Relaxed) {
+        ON => true,
+        OFF => false,
+        _ => {
+            let ok = cfg!(target_pointer_width = "64") && unsafe { check(env, fill) };
+            STATE.store(if ok { ON } else { OFF }, Ordering::Relaxed);
+            ok
+        }
+    }
+}
+
+/// Builds maps of 33 to 96 keys and of 128, 200 and 256 keys with the VM, reads their tries, writes them again
+/// with other values and checks each result is identical to the VM's map of those values, every key found.
+unsafe fn check(env: *mut ErlNifEnv, fill: T) -> bool {
+    let keys: Vec<T> = (0..MAX_KEYS)
+        .map(|i| {
+            let text = format!("key_{i:03}");
+            let mut t = MaybeUninit::<T>::uninit();
+            let p = enif_make_new_binary(env, text.len(), t.as_mut_ptr());
+            std::ptr::copy_nonoverlapping(text.as_ptr(), p, text.len());
+            t.assume_init()
+        })
+        .collect();
+    let mut fills = vec![fill];
+    let vm_map = |ks: &[T], vs: &[T]| {
+        let mut m = MaybeUninit::<T>::uninit();
+        (enif_make_map_from_arrays(env, ks.as_ptr(), vs.as_ptr(), ks.len(), m.as_mut_ptr()) != 0)
+            .then(|| m.assume_init())
+    };
+    for n in (33..=96).chain([128, 200, MAX_KEYS]) {
+        let ks = &keys[..n];
+        let first: Vec<T> = (0..n as i64).map(|i| enif_make_int64(env, i)).collect();
+        let other: Vec<T> = (0..n as i64)
+            .map(|i| enif_make_int64(env, -7 * i - 1))
+            .collect();
+        let (Some(template_map), Some(expected)) = (vm_map(ks, &first), vm_map(ks, &other)) else {
+            return false;
+        };
+        let Some(template) = Template::read(template_map, ks) else {
+            return false;
+        };
+        let ours = template.write(env, &mut fills, ks, &other);
+        let mut size = 0;
+        if enif_is_identical(ours, expected) == 0
+            || enif_get_map_size(env, ours, &mut size) == 0
+            || size != n
+        {
+            return false;
+        }
+        for (&k, &v) in ks.iter().zip(&other) {
+            let mut got = MaybeUninit::<T>::uninit();
+            if enif_get_map_value(env, ours, k, got.as_mut_ptr()) == 0
+                || bits(got.assume_init()) != bits(v)
+            {
+                return false;
+            }
+        }
+    }
+    true
+}
