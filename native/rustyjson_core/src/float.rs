@@ -18,12 +18,13 @@ pub fn parse_float(text: &[u8]) -> Option<f64> {
     v.is_finite().then_some(v)
 }
 
-/// The value of `(-1)^neg * w * 10^q`, correctly rounded (possibly infinite), or `None` when the fast
-/// algorithms cannot decide (then use [`parse_float`]). `w` must hold every significant digit.
+/// The value of `(-1)^neg * w * 10^q`, correctly rounded and finite, or `None` when the fast algorithms cannot
+/// decide or the value overflows (then use [`parse_float`]). `w` must hold every significant digit.
 #[inline]
 pub fn from_parts(neg: bool, w: u64, q: i64) -> Option<f64> {
     let v = if w <= 1 << 53 && (-22..=22).contains(&q) {
-        // Clinger's fast path: both operands are exact, so one rounding.
+        // Clinger's fast path: both operands are exact, so one rounding, and the result is finite. Nothing
+        // branches on the quotient, so the division's latency overlaps the parsing of what follows.
         let m = w as f64;
         if q >= 0 {
             m * POW10[q as usize]
@@ -31,7 +32,11 @@ pub fn from_parts(neg: bool, w: u64, q: i64) -> Option<f64> {
             m / POW10[(-q) as usize]
         }
     } else {
-        f64::from_bits(eisel_lemire(q, w)?)
+        let v = f64::from_bits(eisel_lemire(q, w)?);
+        if !v.is_finite() {
+            return None;
+        }
+        v
     };
     Some(if neg { -v } else { v })
 }

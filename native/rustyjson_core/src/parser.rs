@@ -548,8 +548,7 @@ impl<'a> Parser<'a> {
                 None
             };
             let value = match value {
-                Some(v) if v.is_finite() => Some(v),
-                Some(_) => None,
+                Some(v) => Some(v),
                 None => crate::float::parse_float(text),
             };
             match value {
