@@ -4,7 +4,7 @@ defmodule RustyJson.Bench.Harness do
   # round with their order shuffled each round, so machine drift hits all of them alike; each sample times a batch
   # of calls sized to last about `:batch_ms` (`:long_batch_ms` when one call takes `:long_call_us` or more), and the
   # result is the median (and spread) of per-call times. With `:max_rounds`, a case whose samples spread widely
-  # gets more rounds (see `sample_rounds/7`).
+  # gets more rounds (see `sample_rounds/6`). `compare_all/2` runs the rounds across several cases at once.
   #
   # Why long batches for slow calls: a 20 ms batch is 3 calls of a 6 ms library but 20 calls of a 1 ms one, and
   # a multi-MB result's allocations (page faults, collections) make such short batches bimodal: the median then
@@ -14,45 +14,79 @@ defmodule RustyJson.Bench.Harness do
 
   @doc "Times each `{label, fun}` interleaved; returns `%{label => result}`."
   @spec compare([{term(), (() -> term())}], keyword()) :: %{term() => result()}
-  def compare(funs, opts \\ []) do
+  def compare(funs, opts \\ []), do: compare_all([{:case, funs}], opts).case
+
+  @doc """
+  Times several cases (each `{case, [{label, fun}]}`) round by round across all of them: a round takes one sample
+  of every library of every case still running, cases and libraries in a shuffled order. So each case's samples
+  are spread over the whole run, not gathered in one stretch of it, and a few minutes of a slower (or faster)
+  machine weigh on every case alike. Returns `%{case => %{label => result}}`.
+  """
+  @spec compare_all([{term(), [{term(), (() -> term())}]}], keyword()) :: %{
+          term() => %{term() => result()}
+        }
+  def compare_all(cases, opts \\ []) do
     rounds = Keyword.get(opts, :rounds, 15)
     batch_ms = Keyword.get(opts, :batch_ms, 20)
     long_batch_ms = Keyword.get(opts, :long_batch_ms, batch_ms)
     long_call_us = Keyword.get(opts, :long_call_us, 100)
     max_rounds = max(rounds, Keyword.get(opts, :max_rounds, rounds))
     spread = Keyword.get(opts, :spread, 0.1)
+    progress = Keyword.get(opts, :progress, fn _round, _active -> :ok end)
 
     batches =
-      Map.new(funs, fn {label, fun} ->
-        # Warm up, then size a batch from the median of three timed calls (one call's time can be far off, and
-        # the batch size must not depend on it: see `time_batch/2`).
-        fun.()
-        us = [fun, fun, fun] |> Enum.map(&elem(:timer.tc(&1), 0)) |> Enum.sort() |> Enum.at(1)
-        ms = if us >= long_call_us, do: long_batch_ms, else: batch_ms
-        {label, max(1, div(ms * 1000, max(us, 1)))}
-      end)
+      for {id, funs} <- cases, into: %{} do
+        sizes =
+          Map.new(funs, fn {label, fun} ->
+            # Warm up, then size a batch from the median of three timed calls (one call's time can be far off,
+            # and the batch size must not depend on it: see `time_batch/2`).
+            fun.()
+            us = [fun, fun, fun] |> Enum.map(&elem(:timer.tc(&1), 0)) |> Enum.sort() |> Enum.at(1)
+            ms = if us >= long_call_us, do: long_batch_ms, else: batch_ms
+            {label, max(1, div(ms * 1000, max(us, 1)))}
+          end)
 
-    samples = sample_rounds(funs, batches, %{}, 0, rounds, max_rounds, spread)
-    Map.new(samples, fn {label, times} -> {label, summarize(times)} end)
+        {id, sizes}
+      end
+
+    samples =
+      sample_rounds(
+        cases,
+        batches,
+        Map.new(cases, fn {id, _} -> {id, %{}} end),
+        0,
+        {rounds, max_rounds, spread},
+        progress
+      )
+
+    Map.new(samples, fn {id, acc} ->
+      {id, Map.new(acc, fn {label, times} -> {label, summarize(times)} end)}
+    end)
   end
 
-  # Rounds until `min` are done, then more (up to `max`) while some library's p25-p75 spread is wider than
-  # `spread` of its median: a wide spread (the dirty-scheduler decodes of 0.3-2 MB documents here, whose batches
-  # fall in a fast or a slow mode) makes a 21-sample median move between runs, and more samples steady it.
-  defp sample_rounds(funs, batches, acc, done, min, max, spread) do
-    if done >= max or (done >= min and Enum.all?(acc, fn {_, t} -> narrow?(t, spread) end)) do
+  # Rounds until `min` are done, then more (up to `max`) for the cases where some library's p25-p75 spread is
+  # wider than `spread` of its median: a wide spread makes a 21-sample median move between runs, and more
+  # samples steady it.
+  defp sample_rounds(cases, batches, acc, done, {min, max, spread} = limits, progress) do
+    active =
+      Enum.filter(cases, fn {id, _} ->
+        done < min or (done < max and not Enum.all?(acc[id], fn {_, t} -> narrow?(t, spread) end))
+      end)
+
+    if active == [] do
       acc
     else
-      acc =
-        funs
-        |> Enum.shuffle()
-        |> Enum.reduce(acc, fn {label, fun}, acc ->
-          n = Map.fetch!(batches, label)
-          us = time_batch(fun, n)
-          Map.update(acc, label, [us / n], &[us / n | &1])
-        end)
+      progress.(done + 1, length(active))
 
-      sample_rounds(funs, batches, acc, done + 1, min, max, spread)
+      acc =
+        for {id, funs} <- Enum.shuffle(active), {label, fun} <- Enum.shuffle(funs), reduce: acc do
+          acc ->
+            n = batches[id][label]
+            us = time_batch(fun, n)
+            update_in(acc, [id, label], &[us / n | &1 || []])
+        end
+
+      sample_rounds(cases, batches, acc, done + 1, limits, progress)
     end
   end
 

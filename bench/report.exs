@@ -36,7 +36,7 @@ defmodule RustyJson.Bench.Report do
     timing =
       if mode == :quick,
         do: [rounds: 7, max_rounds: 21, batch_ms: 10, long_batch_ms: 50],
-        else: [rounds: 21, max_rounds: 63, batch_ms: 20, long_batch_ms: 100]
+        else: [rounds: 21, max_rounds: 42, batch_ms: 20, long_batch_ms: 100]
 
     started = System.monotonic_time(:second)
     inputs = Suite.inputs(mode)
@@ -69,23 +69,40 @@ defmodule RustyJson.Bench.Report do
     IO.puts("wrote #{out} and #{charts}/*.svg in #{elapsed} s")
   end
 
+  # Every input's encode and decode are timed together, round by round across all of them (`compare_all`).
   defp time_all(inputs, libs, timing, run) do
     {_, floor_enc, floor_dec} = Suite.floor()
 
-    for {group, name, json, term} <- inputs do
-      IO.write("run #{run}: #{name}...")
-      etf = :erlang.term_to_binary(term)
-      enc = for {l, e, _} <- libs, do: {l, fn -> e.(term) end}
-      enc = Harness.compare(enc ++ [{"ETF floor", fn -> floor_enc.(term) end}], timing)
-      dec = for {l, _, d} <- libs, do: {l, fn -> d.(json) end}
+    cases =
+      Enum.flat_map(inputs, fn {group, name, json, term} ->
+        etf = :erlang.term_to_binary(term)
+        enc = for {l, e, _} <- libs, do: {l, fn -> e.(term) end}
+        dec = for {l, _, d} <- libs, do: {l, fn -> d.(json) end}
 
-      dec =
-        if group == "keys",
-          do: dec ++ [{"RustyJson intern", fn -> RustyJson.decode!(json, keys: :intern) end}],
-          else: dec
+        dec =
+          if group == "keys",
+            do: dec ++ [{"RustyJson intern", fn -> RustyJson.decode!(json, keys: :intern) end}],
+            else: dec
 
-      dec = Harness.compare(dec ++ [{"ETF floor", fn -> floor_dec.(etf) end}], timing)
-      IO.puts(" done")
+        [
+          {{name, :enc}, enc ++ [{"ETF floor", fn -> floor_enc.(term) end}]},
+          {{name, :dec}, dec ++ [{"ETF floor", fn -> floor_dec.(etf) end}]}
+        ]
+      end)
+
+    IO.puts("run #{run}: #{length(cases)} cases")
+    progress = fn round, active -> IO.puts("run #{run}: round #{round}, #{active} cases") end
+    stats = Harness.compare_all(cases, [{:progress, progress} | timing])
+
+    for {group, name, json, _term} <- inputs do
+      enc = stats[{name, :enc}]
+      dec = stats[{name, :dec}]
+
+      IO.puts(
+        "run #{run}: #{name}: encode #{Float.round(ratio(enc, "RustyJson", "jiffy"), 3)}, " <>
+          "decode #{Float.round(ratio(dec, "RustyJson", "jiffy"), 3)} of jiffy"
+      )
+
       %{group: group, name: name, size: byte_size(json), enc: enc, dec: dec}
     end
   end
@@ -142,16 +159,18 @@ defmodule RustyJson.Bench.Report do
 
     ## Method
 
-    - Harness: `bench/harness.exs`, nothing from hex. For each input, the libraries (#{Enum.join(lib_names, ", ")},
-      and the ETF floor) are timed round by round, in a shuffled order each round, so machine drift hits all of them
-      alike. Each sample runs in a fresh process: one untimed call (which grows the process heap to hold a
+    - Harness: `bench/harness.exs`, nothing from hex. The libraries (#{Enum.join(lib_names, ", ")}, and the ETF
+      floor) are timed round by round, and a round goes across every input's encode and decode: one sample of
+      each library for each of them, in a shuffled order. So machine drift hits all libraries alike, and each
+      input's samples are spread over the whole run instead of one stretch of it (a few slower minutes of this
+      shared 2-vCPU VM then weigh on every input alike rather than on whichever inputs ran in them). Each sample runs in a fresh process: one untimed call (which grows the process heap to hold a
       result, as in any process that calls more than once), then a timed batch of calls sized to last about
       #{if mode == :quick, do: "10 ms (50 ms", else: "20 ms (100 ms"} when one call takes 100 µs or more). Timed from an
       empty heap, the first call of a multi-MB result costs up to 1.7x the next ones, so per-call times depended
       on how many calls a batch had. The tables show the median per call over the rounds and, for RustyJson,
       the p25-p75 spread.
     - #{pinning()}
-    - Rounds: #{if mode == :quick, do: "7, up to 21", else: "21, up to 63"} while some library's p25-p75 spread is wider than 10% of its
+    - Rounds: #{if mode == :quick, do: "7, up to 21", else: "21, up to 42"} while some library's p25-p75 spread is wider than 10% of its
       median (a wide spread makes a 21-sample median move between runs; more samples steady it).
     - Peers: jiffy (Debian's erlang-jiffy) always; Jason and OTP's `:json` (OTP 27+) join automatically when they
       are loadable (add `{:jason, "~> 1.4"}` to your deps to get the Jason columns).
