@@ -36,7 +36,7 @@ defmodule RustyJson.Bench.Report do
     timing =
       if mode == :quick,
         do: [rounds: 7, max_rounds: 21, batch_ms: 10, long_batch_ms: 50],
-        else: [rounds: 21, max_rounds: 42, batch_ms: 20, long_batch_ms: 100]
+        else: [rounds: 30, max_rounds: 30, batch_ms: 20, long_batch_ms: 100]
 
     started = System.monotonic_time(:second)
     inputs = Suite.inputs(mode)
@@ -170,8 +170,7 @@ defmodule RustyJson.Bench.Report do
       on how many calls a batch had. The tables show the median per call over the rounds and, for RustyJson,
       the p25-p75 spread.
     - #{pinning()}
-    - Rounds: #{if mode == :quick, do: "7, up to 21", else: "21, up to 42"} while some library's p25-p75 spread is wider than 10% of its
-      median (a wide spread makes a 21-sample median move between runs; more samples steady it).
+    - Rounds: #{if mode == :quick, do: "7, up to 21 while some library's p25-p75 spread is wider than 10% of its median", else: "30 for every input (about 6 minutes per timing run)"}.
     - Peers: jiffy (Debian's erlang-jiffy) always; Jason and OTP's `:json` (OTP 27+) join automatically when they
       are loadable (add `{:jason, "~> 1.4"}` to your deps to get the Jason columns).
     - ETF floor: `:erlang.term_to_binary/1` (encode) and `:erlang.binary_to_term/1` (decode) of the same term: the
