@@ -91,6 +91,13 @@ impl<V: Copy + Default> Default for KeyCache<V> {
 
 #[inline(always)]
 fn hash(bytes: &[u8]) -> u32 {
+    (hash_bytes(bytes) >> 32) as u32
+}
+
+/// A fast 64-bit hash of `bytes` (FxHash-style, eight bytes a step; length included). Not for adversaries:
+/// callers compare the bytes on a match.
+#[inline(always)]
+pub fn hash_bytes(bytes: &[u8]) -> u64 {
     const K: u64 = 0x517c_c1b7_2722_0a95;
     let mut h: u64 = bytes.len() as u64;
     let mut chunks = bytes.chunks_exact(8);
@@ -103,7 +110,7 @@ fn hash(bytes: &[u8]) -> u32 {
         buf[..rest.len()].copy_from_slice(rest);
         h = (h.rotate_left(5) ^ u64::from_le_bytes(buf)).wrapping_mul(K);
     }
-    (h >> 32) as u32
+    h
 }
 
 impl<V: Copy + Default> KeyCache<V> {

@@ -17,7 +17,7 @@ use rustler::sys::{
 };
 use rustler::ResourceArc;
 use rustler::{Encoder, Env, Term};
-use rustyjson_core::intern::KeyCache;
+use rustyjson_core::intern::{hash_bytes, KeyCache};
 use rustyjson_core::parser::{self, Builder, ParseError, Progress, Stacks, Str};
 use std::cell::RefCell;
 use std::ffi::c_int;
@@ -105,20 +105,11 @@ impl LargeShape {
     }
 }
 
-/// A hash of a key sequence's bytes (lengths included).
+/// A hash of a key sequence's bytes.
 fn keys_hash(keys: &[Key]) -> u64 {
-    let mut h = keys.len() as u64;
-    for k in keys {
-        let b = k.bytes();
-        let mut x = b.len() as u64;
-        for chunk in b.chunks(8) {
-            let mut w = [0u8; 8];
-            w[..chunk.len()].copy_from_slice(chunk);
-            x = (x.rotate_left(5) ^ u64::from_le_bytes(w)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        }
-        h = (h.rotate_left(5) ^ x).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    }
-    h
+    keys.iter().fold(keys.len() as u64, |h, k| {
+        (h.rotate_left(5) ^ hash_bytes(k.bytes())).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+    })
 }
 
 /// An object key: its term and, for binary keys, its bytes (stable for the whole call: the input or a fresh
@@ -261,7 +252,7 @@ struct TermBuilder<'a> {
     raw: bool,
     fills: [T; 4],
     /// Whether large objects of a known shape are written from their trie (`hamt::on`), the shapes, and the
-    /// immediates their memory is first filled with.
+    /// immediates their memory is first filled with (grown on first use).
     hamt: bool,
     large_shapes: Vec<LargeShape>,
     large_fills: Vec<T>,
@@ -299,7 +290,7 @@ impl<'a> TermBuilder<'a> {
             fills: [atoms::nil().as_c_arg(); 4],
             hamt: hamt::on(raw_env, atoms::nil().as_c_arg()),
             large_shapes: Vec::new(),
-            large_fills: vec![atoms::nil().as_c_arg()],
+            large_fills: Vec::new(),
         };
         if builder.keys == KEYS_INTERN {
             INTERN.with(|c| {
@@ -601,7 +592,13 @@ impl<'a> TermBuilder<'a> {
         if let Some(template) = &self.large_shapes[slot].template {
             // SAFETY: the template was read from a map of these same keys in this order (`holds`).
             return unsafe {
-                template.write(self.env, &mut self.large_fills, &self.key_terms, values)
+                template.write(
+                    self.env,
+                    self.nil,
+                    &mut self.large_fills,
+                    &self.key_terms,
+                    values,
+                )
             };
         }
         let map = self.large_map_by_vm(keys, values);

@@ -14,6 +14,7 @@
 //! once that maps written this way are identical to the VM's; any trie this reader does not recognize (a
 //! collision node, another header) gets no template and is built by the VM as before.
 
+use super::raw::CheckedOnce;
 use rustler::sys::{
     enif_get_map_size, enif_get_map_value, enif_is_identical, enif_make_int64,
     enif_make_map_from_arrays, enif_make_new_binary, enif_make_tuple_from_array, ErlNifEnv,
@@ -21,7 +22,6 @@ use rustler::sys::{
 };
 use std::collections::HashMap;
 use std::mem::MaybeUninit;
-use std::sync::atomic::{AtomicU8, Ordering};
 
 type T = ErlNifTerm;
 
@@ -147,13 +147,14 @@ impl Template {
     }
 
     /// Writes the map of `keys` (the same key sequence the template was read with) and `values`. `fills` is a
-    /// buffer of immediates the memory is first filled with (grown here as needed).
+    /// buffer of the immediate `fill` the memory is first filled with (grown here as needed).
     ///
     /// # Safety
     /// `env` must be the environment the terms are built in; `keys` and `values` terms of it.
     pub unsafe fn write(
         &self,
         env: *mut ErlNifEnv,
+        fill: T,
         fills: &mut Vec<T>,
         keys: &[T],
         values: &[T],
@@ -161,7 +162,6 @@ impl Template {
         let nodes = self.words.len();
         let total = nodes + 2 * self.leaves;
         if fills.len() < total - 1 {
-            let fill = fills[0];
             fills.resize(total - 1, fill);
         }
         // A tuple of `total - 1` immediates is `total` words: the trie's nodes, then its leaf cells.
@@ -188,22 +188,11 @@ impl Template {
     }
 }
 
-const UNCHECKED: u8 = 0;
-const ON: u8 = 1;
-const OFF: u8 = 2;
-static STATE: AtomicU8 = AtomicU8::new(UNCHECKED);
+static CHECKED: CheckedOnce = CheckedOnce::new();
 
 /// True when maps written from templates are the VM's own (checked on the first call). `fill` is an immediate.
 pub fn on(env: *mut ErlNifEnv, fill: T) -> bool {
-    match STATE.load(Ordering::Relaxed) {
-        ON => true,
-        OFF => false,
-        _ => {
-            let ok = cfg!(target_pointer_width = "64") && unsafe { check(env, fill) };
-            STATE.store(if ok { ON } else { OFF }, Ordering::Relaxed);
-            ok
-        }
-    }
+    CHECKED.get(|| unsafe { check(env, fill) })
 }
 
 /// Builds maps of 33 to 96 keys and of 128, 200 and 256 keys with the VM, reads their tries, writes them again
@@ -218,7 +207,7 @@ unsafe fn check(env: *mut ErlNifEnv, fill: T) -> bool {
             t.assume_init()
         })
         .collect();
-    let mut fills = vec![fill];
+    let mut fills = Vec::new();
     let vm_map = |ks: &[T], vs: &[T]| {
         let mut m = MaybeUninit::<T>::uninit();
         (enif_make_map_from_arrays(env, ks.as_ptr(), vs.as_ptr(), ks.len(), m.as_mut_ptr()) != 0)
@@ -236,7 +225,7 @@ unsafe fn check(env: *mut ErlNifEnv, fill: T) -> bool {
         let Some(template) = Template::read(template_map, ks) else {
             return false;
         };
-        let ours = template.write(env, &mut fills, ks, &other);
+        let ours = template.write(env, fill, &mut fills, ks, &other);
         let mut size = 0;
         if enif_is_identical(ours, expected) == 0
             || enif_get_map_size(env, ours, &mut size) == 0

@@ -26,10 +26,39 @@ pub const HEAP_BIN_MAX: usize = 24;
 /// Flat maps are written for up to this many keys (the VM's flat map limit).
 pub const FLATMAP_MAX: usize = 32;
 
-const UNCHECKED: u8 = 0;
-const ON: u8 = 1;
-const OFF: u8 = 2;
-static STATE: AtomicU8 = AtomicU8::new(UNCHECKED);
+/// A yes/no learned once per VM: whether terms written by hand match the running VM's layouts.
+pub struct CheckedOnce(AtomicU8);
+
+impl CheckedOnce {
+    const UNCHECKED: u8 = 0;
+    const ON: u8 = 1;
+    const OFF: u8 = 2;
+
+    pub const fn new() -> Self {
+        CheckedOnce(AtomicU8::new(Self::UNCHECKED))
+    }
+
+    /// The stored answer, or `check`'s (false on a 32-bit VM), stored on the first call. Two first calls on
+    /// different schedulers may both run `check`; they get the same answer.
+    #[inline(always)]
+    pub fn get(&self, check: impl FnOnce() -> bool) -> bool {
+        match self.0.load(Ordering::Relaxed) {
+            Self::ON => true,
+            Self::OFF => false,
+            _ => self.learn(check),
+        }
+    }
+
+    #[cold]
+    fn learn(&self, check: impl FnOnce() -> bool) -> bool {
+        let ok = cfg!(target_pointer_width = "64") && check();
+        self.0
+            .store(if ok { Self::ON } else { Self::OFF }, Ordering::Relaxed);
+        ok
+    }
+}
+
+static CHECKED: CheckedOnce = CheckedOnce::new();
 /// Heap binary headers by data words (0..=3 data words: 0, 1-8, 9-16, 17-24 bytes).
 static BIN_HEADERS: [AtomicUsize; 4] = [const { AtomicUsize::new(0) }; 4];
 static FLATMAP_HEADER: AtomicUsize = AtomicUsize::new(0);
@@ -49,15 +78,7 @@ fn boxed(t: T) -> *mut usize {
 /// True when the layouts hold (checked on the first call). `fill` is any immediate term (an atom).
 #[inline(always)]
 pub fn on(env: *mut ErlNifEnv, fill: T) -> bool {
-    match STATE.load(Ordering::Relaxed) {
-        ON => true,
-        OFF => false,
-        _ => {
-            let ok = cfg!(target_pointer_width = "64") && unsafe { check(env, fill) };
-            STATE.store(if ok { ON } else { OFF }, Ordering::Relaxed);
-            ok
-        }
-    }
+    CHECKED.get(|| unsafe { check(env, fill) })
 }
 
 /// A heap binary of `bytes` (at most [`HEAP_BIN_MAX`]). `fills` are immediates. Only after `on()`.
