@@ -195,8 +195,9 @@ pub fn on(env: *mut ErlNifEnv, fill: T) -> bool {
     CHECKED.get(|| unsafe { check(env, fill) })
 }
 
-/// Builds maps of 33 to 96 keys and of 128, 200 and 256 keys with the VM, reads their tries, writes them again
-/// with other values and checks each result is identical to the VM's map of those values, every key found.
+/// Builds maps of 14 sizes from 33 to 256 keys with the VM, reads their tries, writes them again with other values
+/// and checks each result is identical to the VM's map of those values, every key found. (It runs in the first
+/// decode of the VM's life: 0.3-0.5 ms here; every size from 33 to 96 took 1.6 ms.)
 unsafe fn check(env: *mut ErlNifEnv, fill: T) -> bool {
     let keys: Vec<T> = (0..MAX_KEYS)
         .map(|i| {
@@ -213,7 +214,7 @@ unsafe fn check(env: *mut ErlNifEnv, fill: T) -> bool {
         (enif_make_map_from_arrays(env, ks.as_ptr(), vs.as_ptr(), ks.len(), m.as_mut_ptr()) != 0)
             .then(|| m.assume_init())
     };
-    for n in (33..=96).chain([128, 200, MAX_KEYS]) {
+    for n in [33, 34, 35, 40, 47, 48, 63, 64, 65, 80, 96, 128, 200, MAX_KEYS] {
         let ks = &keys[..n];
         let first: Vec<T> = (0..n as i64).map(|i| enif_make_int64(env, i)).collect();
         let other: Vec<T> = (0..n as i64)
