@@ -214,7 +214,9 @@ unsafe fn check(env: *mut ErlNifEnv, fill: T) -> bool {
         (enif_make_map_from_arrays(env, ks.as_ptr(), vs.as_ptr(), ks.len(), m.as_mut_ptr()) != 0)
             .then(|| m.assume_init())
     };
-    for n in [33, 34, 35, 40, 47, 48, 63, 64, 65, 80, 96, 128, 200, MAX_KEYS] {
+    for n in [
+        33, 34, 35, 40, 47, 48, 63, 64, 65, 80, 96, 128, 200, MAX_KEYS,
+    ] {
         let ks = &keys[..n];
         let first: Vec<T> = (0..n as i64).map(|i| enif_make_int64(env, i)).collect();
         let other: Vec<T> = (0..n as i64)
