@@ -55,12 +55,12 @@ if System.get_env("PART") == "threshold" do
         )
       end)
 
-    ratio = &:erlang.float_to_binary(&1 / r.normal.median_us, decimals: 2)
+    ratio = &:erlang.float_to_binary(Harness.ratio(r, &1, :normal), decimals: 2)
 
     IO.puts(
       "| #{Harness.fmt_bytes(byte_size(json))} | #{Harness.fmt_us(r.normal.median_us)} | " <>
         "#{Harness.fmt_us(r.detached.median_us)} | #{Harness.fmt_us(r.dirty.median_us)} | " <>
-        "#{ratio.(r.detached.median_us)} | #{ratio.(r.dirty.median_us)} |"
+        "#{ratio.(:detached)} | #{ratio.(:dirty)} |"
     )
   end
 
@@ -140,10 +140,11 @@ intern_rows =
     IO.puts(
       "| #{name} | #{Harness.fmt_bytes(byte_size(json))} | #{Harness.fmt_us(rj)} | " <>
         "#{Harness.fmt_us(r.jiffy.median_us)} | #{Harness.fmt_us(r.binary_to_term.median_us)} | " <>
-        "#{fmt_ratio.(rj / r.jiffy.median_us)} | #{fmt_ratio.(rj / r.binary_to_term.median_us)} |"
+        "#{fmt_ratio.(Harness.ratio(r, :rusty_json, :jiffy))} | " <>
+        "#{fmt_ratio.(Harness.ratio(r, :rusty_json, :binary_to_term))} |"
     )
 
-    if intern?, do: {name, rj, r.intern.median_us}
+    if intern?, do: {name, rj, r.intern.median_us, Harness.ratio(r, :intern, :rusty_json)}
   end
 
 IO.puts("""
@@ -154,8 +155,8 @@ IO.puts("""
 | --- | ---: | ---: | ---: |\
 """)
 
-for {name, rj, intern} <- Enum.reject(intern_rows, &is_nil/1) do
+for {name, rj, intern, ratio} <- Enum.reject(intern_rows, &is_nil/1) do
   IO.puts(
-    "| #{name} | #{Harness.fmt_us(rj)} | #{Harness.fmt_us(intern)} | #{fmt_ratio.(intern / rj)} |"
+    "| #{name} | #{Harness.fmt_us(rj)} | #{Harness.fmt_us(intern)} | #{fmt_ratio.(ratio)} |"
   )
 end

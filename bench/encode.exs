@@ -67,15 +67,18 @@ rows =
       )
 
     rj = r.rusty_json.median_us
-    ratio = fn x -> :erlang.float_to_binary(rj / x, decimals: 2) end
+
+    ratio = fn peer ->
+      :erlang.float_to_binary(Harness.ratio(r, :rusty_json, peer), decimals: 2)
+    end
 
     cells = [
       Harness.fmt_bytes(byte_size(RustyJson.encode!(term))),
       Harness.fmt_us(rj),
       Harness.fmt_us(r.jiffy.median_us),
       Harness.fmt_us(r.term_to_binary.median_us),
-      ratio.(r.jiffy.median_us),
-      ratio.(r.term_to_binary.median_us)
+      ratio.(:jiffy),
+      ratio.(:term_to_binary)
     ]
 
     IO.puts(String.pad_trailing(name, 20) <> Enum.map_join(cells, &String.pad_leading(&1, 11)))

@@ -10,7 +10,13 @@ defmodule RustyJson.Bench.Harness do
   # a multi-MB result's allocations (page faults, collections) make such short batches bimodal: the median then
   # jumps between modes from run to run.
 
-  @type result :: %{median_us: float(), p25_us: float(), p75_us: float(), samples: pos_integer()}
+  @type result :: %{
+          median_us: float(),
+          p25_us: float(),
+          p75_us: float(),
+          samples: pos_integer(),
+          rounds_us: [float()]
+        }
 
   @doc "Times each `{label, fun}` interleaved; returns `%{label => result}`."
   @spec compare([{term(), (() -> term())}], keyword()) :: %{term() => result()}
@@ -128,6 +134,7 @@ defmodule RustyJson.Bench.Harness do
     repeat(fun, n - 1)
   end
 
+  # `times` is newest first; `rounds_us` keeps the samples in round order for `ratio/3`.
   defp summarize(times) do
     sorted = Enum.sort(times)
 
@@ -135,8 +142,23 @@ defmodule RustyJson.Bench.Harness do
       median_us: pct(sorted, 0.5),
       p25_us: pct(sorted, 0.25),
       p75_us: pct(sorted, 0.75),
-      samples: length(sorted)
+      samples: length(sorted),
+      rounds_us: Enum.reverse(times)
     }
+  end
+
+  @doc """
+  The time ratio `a / b` of two libraries of one case: the median over rounds of the ratio of their samples in
+  that round. A round times a case's libraries one right after the other, so a stretch of slower machine (this
+  VM has them: the same parse runs 1.6x slower for a second or more, then fast again) slows both samples of a
+  pair alike, and the pair's ratio keeps the libraries' true ratio. The ratio of two medians instead moves
+  whenever more of one library's samples than the other's fell in slow stretches.
+  """
+  @spec ratio(%{term() => result()}, term(), term()) :: float()
+  def ratio(stats, a, b) do
+    Enum.zip_with(stats[a].rounds_us, stats[b].rounds_us, &(&1 / &2))
+    |> Enum.sort()
+    |> pct(0.5)
   end
 
   defp pct(sorted, q), do: Enum.at(sorted, round(q * (length(sorted) - 1)))

@@ -144,7 +144,7 @@ defmodule RustyJson.Bench.Report do
     for r <- results, do: {r.name, ratio(Map.fetch!(r, op), "RustyJson", "jiffy")}
   end
 
-  defp ratio(stats, a, b), do: stats[a].median_us / stats[b].median_us
+  defp ratio(stats, a, b), do: Harness.ratio(stats, a, b)
 
   defp markdown(mode, argv, libs, [first | _] = results, costs, elapsed) do
     lib_names = Enum.map(libs, &elem(&1, 0))
@@ -320,7 +320,7 @@ defmodule RustyJson.Bench.Report do
         i = r.dec["RustyJson intern"].median_us
 
         "| #{r.name} | #{Harness.fmt_bytes(r.size)} | #{Harness.fmt_us(d)} | #{Harness.fmt_us(i)} | " <>
-          "#{x(i / d)} | #{x(i / r.dec["jiffy"].median_us)} |"
+          "#{x(ratio(r.dec, "RustyJson intern", "RustyJson"))} | #{x(ratio(r.dec, "RustyJson intern", "jiffy"))} |"
       end
 
     Enum.join(

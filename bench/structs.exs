@@ -115,8 +115,8 @@ rows =
         Enum.map_join(
           [Harness.fmt_us(s), Harness.fmt_us(m), Harness.fmt_us(j)] ++
             [
-              :erlang.float_to_binary(s / m, decimals: 2),
-              :erlang.float_to_binary(s / j, decimals: 2)
+              :erlang.float_to_binary(Harness.ratio(r, :structs, :maps), decimals: 2),
+              :erlang.float_to_binary(Harness.ratio(r, :structs, :jiffy), decimals: 2)
             ],
           &String.pad_leading(&1, 12)
         )

@@ -44,18 +44,48 @@ pub fn from_parts(neg: bool, w: u64, q: i64) -> Option<f64> {
 /// True when the 8 bytes of `x` (little-endian) are all ASCII digits.
 #[inline(always)]
 pub fn eight_digits(x: u64) -> bool {
+    non_digits(x) == 0
+}
+
+/// The high bit of every byte of `x` that is not an ASCII digit, exact up to the first such byte (a borrow or
+/// carry only moves upward, so the lowest flagged byte is the first non-digit).
+#[inline(always)]
+fn non_digits(x: u64) -> u64 {
     let a = x.wrapping_add(0x4646_4646_4646_4646);
     let b = x.wrapping_sub(0x3030_3030_3030_3030);
-    (a | b) & 0x8080_8080_8080_8080 == 0
+    (a | b) & 0x8080_8080_8080_8080
+}
+
+/// How many of the 8 bytes of `x` (little-endian, the first in the lowest byte) are digits before the first
+/// non-digit: 0 to 8.
+#[inline(always)]
+pub fn leading_digits(x: u64) -> usize {
+    (non_digits(x).trailing_zeros() / 8) as usize
 }
 
 /// The value of 8 ASCII digits loaded little-endian (the first digit in the lowest byte).
 #[inline(always)]
-pub fn parse_eight_digits(mut v: u64) -> u64 {
+pub fn parse_eight_digits(v: u64) -> u64 {
+    combine_eight(v.wrapping_sub(0x3030_3030_3030_3030))
+}
+
+/// The value of the first `n` (0 to 7) bytes of `x`, which are ASCII digits: they move to the top of the word
+/// and zeros fill in below, so they read as leading zeros. No branch on `n`: its value varies from number to
+/// number, and a loop over the digits would mispredict at its end.
+#[inline(always)]
+pub fn parse_digits(x: u64, n: usize) -> u64 {
+    debug_assert!(n < 8);
+    let kept = x.wrapping_sub(0x3030_3030_3030_3030) & ((1u64 << (8 * n)) - 1);
+    // Two shifts, as `n == 0` would need a shift by 64.
+    combine_eight((kept << 8) << (56 - 8 * n))
+}
+
+/// Eight digit values (0-9, one per byte, the most significant in the lowest byte) as a number.
+#[inline(always)]
+fn combine_eight(mut v: u64) -> u64 {
     const MASK: u64 = 0x0000_00FF_0000_00FF;
     const MUL1: u64 = 0x000F_4240_0000_0064;
     const MUL2: u64 = 0x0000_2710_0000_0001;
-    v -= 0x3030_3030_3030_3030;
     v = (v * 10) + (v >> 8);
     let v1 = (v & MASK).wrapping_mul(MUL1);
     let v2 = ((v >> 16) & MASK).wrapping_mul(MUL2);
@@ -237,6 +267,34 @@ mod tests {
                 let mut s = *b"12345678";
                 s[i] = b;
                 assert_eq!(eight_digits(load(&s)), b.is_ascii_digit(), "{b} at {i}");
+            }
+        }
+    }
+
+    #[test]
+    fn partial_digit_chunks() {
+        let load = |s: &[u8]| u64::from_le_bytes(s.try_into().unwrap());
+        for (text, n, value) in [
+            (b"12345678", 8, 0),
+            (b"1234567,", 7, 1_234_567),
+            (b"0012]   ", 4, 12),
+            (b"9e10    ", 1, 9),
+            (b".5      ", 0, 0),
+            (b"07\x8034567", 2, 7),
+        ] {
+            assert_eq!(leading_digits(load(text)), n, "{text:?}");
+            if n < 8 {
+                assert_eq!(parse_digits(load(text), n), value, "{text:?}");
+            }
+        }
+        // Every digit count, with every byte after the digits.
+        for n in 0..8 {
+            for b in (0..=255u8).filter(|b| !b.is_ascii_digit()) {
+                let mut s = *b"98765432";
+                s[n] = b;
+                let expected: u64 = std::str::from_utf8(&s[..n]).unwrap().parse().unwrap_or(0);
+                assert_eq!(leading_digits(load(&s)), n);
+                assert_eq!(parse_digits(load(&s), n), expected, "{n} digits then {b}");
             }
         }
     }

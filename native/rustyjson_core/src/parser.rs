@@ -360,7 +360,27 @@ impl<'a> Parser<'a> {
                         if self.pos > limit {
                             return Ok(None);
                         }
-                        continue 'value;
+                        // Runs of numbers (coordinates, ids, matrices) stay in this loop while a comma follows
+                        // each: no round through the value dispatch and the frame match per element.
+                        loop {
+                            // `1,2` and `1, 2` without the general whitespace skip.
+                            if self.input.get(self.pos) == Some(&b' ') {
+                                self.pos += 1;
+                            }
+                            if !matches!(self.input.get(self.pos), Some(b'-' | b'0'..=b'9')) {
+                                continue 'value;
+                            }
+                            v = self.number(b)?;
+                            if self.input.get(self.pos) != Some(&b',') {
+                                // `]`, whitespace or an error: the general path takes it from here.
+                                break;
+                            }
+                            self.pos += 1;
+                            values.push(v);
+                            if self.pos > limit {
+                                return Ok(None);
+                            }
+                        }
                     }
                     (Kind::Object, b',') => {
                         self.pos += 1;
@@ -456,6 +476,7 @@ impl<'a> Parser<'a> {
         }
     }
 
+    #[inline(always)]
     fn number<B: Builder>(&mut self, b: &mut B) -> Result<B::V, ParseError> {
         let input = self.input;
         let start = self.pos;
@@ -468,15 +489,7 @@ impl<'a> Parser<'a> {
         match input.get(pos) {
             Some(b'0') => pos += 1,
             Some(b'1'..=b'9') => {
-                // Eight digits at a time while eight follow (ids, timestamps), then one at a time. The sums wrap
-                // past 19 digits exactly as the one-digit steps do; such tokens are re-read from their text.
-                let mut sig8 = 0;
-                eight_at_a_time(input, &mut pos, &mut w, &mut sig8);
-                while let Some(&d @ b'0'..=b'9') = input.get(pos) {
-                    w = w.wrapping_mul(10).wrapping_add((d - b'0') as u64);
-                    pos += 1;
-                }
-                sig = (pos - int_start) as u32;
+                sig = digit_run(input, &mut pos, &mut w);
                 if sig <= 18 && !matches!(input.get(pos), Some(b'.' | b'e' | b'E')) {
                     self.pos = pos;
                     let v = w as i64;
@@ -491,21 +504,13 @@ impl<'a> Parser<'a> {
         if has_frac {
             pos += 1;
             let frac_start = pos;
-            // Eight digits at a time once a significant digit is in (long fractions, as in coordinates).
-            if w != 0 {
-                eight_at_a_time(input, &mut pos, &mut w, &mut sig);
-            }
-            while let Some(&d @ b'0'..=b'9') = input.get(pos) {
-                let leading_zero = w == 0;
-                if !leading_zero || d != b'0' {
-                    sig += 1;
-                }
-                w = w.wrapping_mul(10).wrapping_add((d - b'0') as u64);
-                pos += 1;
-                if leading_zero && w != 0 {
-                    eight_at_a_time(input, &mut pos, &mut w, &mut sig);
+            if w == 0 {
+                // Zeros before the first significant digit (`0.00012`) count in the exponent only.
+                while input.get(pos) == Some(&b'0') {
+                    pos += 1;
                 }
             }
+            sig += digit_run(input, &mut pos, &mut w);
             if pos == frac_start {
                 return Err(self.err_at(pos));
             }
@@ -697,20 +702,35 @@ impl<'a> Parser<'a> {
     }
 }
 
-/// Adds the digits at `pos` to `w` eight at a time while eight digits follow.
+/// Adds the run of digits at `pos` to `w` (`w * 10^n + digits`) and returns its length `n`, reading 8 bytes at a
+/// time with no branch per digit: the length of a number's digit runs varies from one number to the next, and a
+/// digit-by-digit loop mispredicts at its end. Past 19 digits `w` wraps; such numbers are re-read from their text.
 #[inline(always)]
-fn eight_at_a_time(input: &[u8], pos: &mut usize, w: &mut u64, sig: &mut u32) {
+fn digit_run(input: &[u8], pos: &mut usize, w: &mut u64) -> u32 {
+    const POW10: [u64; 8] = [1, 10, 100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000];
+    let start = *pos;
     while let Some(chunk) = input.get(*pos..*pos + 8) {
         let x = u64::from_le_bytes(chunk.try_into().unwrap());
-        if !crate::float::eight_digits(x) {
-            break;
+        let n = crate::float::leading_digits(x);
+        if n == 8 {
+            *w = w
+                .wrapping_mul(100_000_000)
+                .wrapping_add(crate::float::parse_eight_digits(x));
+            *pos += 8;
+            continue;
         }
         *w = w
-            .wrapping_mul(100_000_000)
-            .wrapping_add(crate::float::parse_eight_digits(x));
-        *sig += 8;
-        *pos += 8;
+            .wrapping_mul(POW10[n])
+            .wrapping_add(crate::float::parse_digits(x, n));
+        *pos += n;
+        return (*pos - start) as u32;
     }
+    // The last 7 bytes of the input: one digit at a time.
+    while let Some(&d @ b'0'..=b'9') = input.get(*pos) {
+        *w = w.wrapping_mul(10).wrapping_add((d - b'0') as u64);
+        *pos += 1;
+    }
+    (*pos - start) as u32
 }
 
 /// Checks that `input[start..end]` (string content without quotes, backslashes or control bytes) is UTF-8.
@@ -910,6 +930,57 @@ mod tests {
                 end: 1025
             })
         );
+    }
+
+    #[test]
+    fn digit_runs_of_every_length_anywhere() {
+        use Value::*;
+        // Integer and fraction runs of 1-24 digits, at the end of the input (where fewer than 8 bytes remain)
+        // and inside arrays of numbers with every separator, read the same as the standard library reads them.
+        for int_len in 1..=24 {
+            for frac_len in 0..=24 {
+                let int: String = (0..int_len)
+                    .map(|i| (b'1' + (i * 7 % 9) as u8) as char)
+                    .collect();
+                let frac: String = (0..frac_len)
+                    .map(|i| (b'0' + (i * 3 % 10) as u8) as char)
+                    .collect();
+                let text = if frac_len == 0 {
+                    int.clone()
+                } else {
+                    format!("{int}.{frac}")
+                };
+                let expected = |t: &str| match t.parse::<i64>() {
+                    Ok(i) if frac_len == 0 => Int(i),
+                    _ if frac_len == 0 => Big(t.to_string()),
+                    _ => Float(t.parse::<f64>().unwrap()),
+                };
+                assert_eq!(
+                    parse_str(text.as_bytes()).unwrap(),
+                    expected(&text),
+                    "{text}"
+                );
+                for sep in [",", ", ", " ,", ",\n  "] {
+                    let doc = format!("[{text}{sep}-{text}{sep}{text}]");
+                    let neg = format!("-{text}");
+                    assert_eq!(
+                        parse_str(doc.as_bytes()).unwrap(),
+                        Array(vec![expected(&text), expected(&neg), expected(&text)]),
+                        "{doc}"
+                    );
+                }
+            }
+        }
+        for (doc, err) in [
+            (&b"[1, ]"[..], ParseError::UnexpectedByte(4)),
+            (b"[1,,2]", ParseError::UnexpectedByte(3)),
+            (b"[1, 2 3]", ParseError::UnexpectedByte(6)),
+            (b"[1,2", ParseError::UnexpectedEnd(4)),
+            (b"[1, -]", ParseError::UnexpectedByte(5)),
+            (b"[1, 01]", ParseError::UnexpectedByte(5)),
+        ] {
+            assert_eq!(parse_str(doc), Err(err), "{:?}", std::str::from_utf8(doc));
+        }
     }
 
     #[test]
