@@ -169,6 +169,11 @@ defmodule RustyJson.Bench.Report do
       empty heap, the first call of a multi-MB result costs up to 1.7x the next ones, so per-call times depended
       on how many calls a batch had. The tables show the median per call over the rounds and, for RustyJson,
       the p25-p75 spread.
+    - Ratios (every "/" column and the charts) are paired: for each round, the ratio of the two libraries'
+      samples in that round, which ran one right after the other; the table shows the median of those
+      per-round ratios. This VM has slow stretches (the same parse runs 1.6x slower for a second or more, then
+      fast again) that slow both samples of a pair alike; the ratio of two medians instead moved whenever more
+      of one library's samples than the other's fell in them.
     - #{pinning()}
     - Rounds: #{if mode == :quick, do: "7, up to 21 while some library's p25-p75 spread is wider than 10% of its median", else: "30 for every input (about 6 minutes per timing run)"}.
     - Peers: jiffy (Debian's erlang-jiffy) always; Jason and OTP's `:json` (OTP 27+) join automatically when they
