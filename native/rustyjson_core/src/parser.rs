@@ -709,6 +709,34 @@ impl<'a> Parser<'a> {
 fn digit_run(input: &[u8], pos: &mut usize, w: &mut u64) -> u32 {
     const POW10: [u64; 8] = [1, 10, 100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000];
     let start = *pos;
+    // Sixteen bytes per step while they are there: a 9-15 digit run (long fractions) takes one step.
+    while let Some(chunk) = input.get(*pos..*pos + 16) {
+        let x = u64::from_le_bytes(chunk[..8].try_into().unwrap());
+        let n = crate::float::leading_digits(x);
+        if n < 8 {
+            *w = w
+                .wrapping_mul(POW10[n])
+                .wrapping_add(crate::float::parse_digits(x, n));
+            *pos += n;
+            return (*pos - start) as u32;
+        }
+        *w = w
+            .wrapping_mul(100_000_000)
+            .wrapping_add(crate::float::parse_eight_digits(x));
+        let y = u64::from_le_bytes(chunk[8..].try_into().unwrap());
+        let m = crate::float::leading_digits(y);
+        if m < 8 {
+            *w = w
+                .wrapping_mul(POW10[m])
+                .wrapping_add(crate::float::parse_digits(y, m));
+            *pos += 8 + m;
+            return (*pos - start) as u32;
+        }
+        *w = w
+            .wrapping_mul(100_000_000)
+            .wrapping_add(crate::float::parse_eight_digits(y));
+        *pos += 16;
+    }
     while let Some(chunk) = input.get(*pos..*pos + 8) {
         let x = u64::from_le_bytes(chunk.try_into().unwrap());
         let n = crate::float::leading_digits(x);
