@@ -106,12 +106,18 @@ defmodule RustyJson.Bench.Harness do
   # hold a result: timed from an empty heap, the first call of a multi-MB result costs up to 1.7x the next ones
   # (jiffy encoding same_shape_10000x10: 23 ms alone, 15 ms a call in batches of 5), so the per-call time
   # depended on how many calls a batch had, which the warm-up timing sets and which varied between runs.
+  # Then a full collection and a minor one: the fresh process got a copy of the case's term (the closure's), and
+  # until a collection has moved it to the old heap, the next collections copy it again. The 10 MB report's
+  # encode paid that in its first timed call (47-62 ms against 33-40 ms for the calls after it, with batches of
+  # 2-3 calls), so again the per-call time depended on the batch size.
   defp time_batch(fun, n) do
     parent = self()
 
     {pid, ref} =
       spawn_monitor(fn ->
         fun.()
+        :erlang.garbage_collect()
+        :erlang.garbage_collect(self(), type: :minor)
         start = System.monotonic_time(:nanosecond)
         repeat(fun, n)
         send(parent, {:batch_ns, self(), System.monotonic_time(:nanosecond) - start})
