@@ -702,9 +702,10 @@ impl<'a> Parser<'a> {
     }
 }
 
-/// Adds the run of digits at `pos` to `w` (`w * 10^n + digits`) and returns its length `n`, reading 8 bytes at a
-/// time with no branch per digit: the length of a number's digit runs varies from one number to the next, and a
-/// digit-by-digit loop mispredicts at its end. Past 19 digits `w` wraps; such numbers are re-read from their text.
+/// Adds the run of digits at `pos` to `w` (`w * 10^n + digits`) and returns its length `n`, reading 16 or 8 bytes
+/// at a time with no branch per digit: the length of a number's digit runs varies from one number to the next, and
+/// a digit-by-digit loop mispredicts at its end. Past 19 digits `w` wraps; such numbers are re-read from their text.
+/// (The three word steps are written out: helper functions for them cost 3% more instructions on mesh.)
 #[inline(always)]
 fn digit_run(input: &[u8], pos: &mut usize, w: &mut u64) -> u32 {
     const POW10: [u64; 8] = [1, 10, 100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000];
