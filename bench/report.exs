@@ -81,16 +81,7 @@ defmodule RustyJson.Bench.Report do
 
         dec =
           if group == "keys",
-            do:
-              dec ++
-                [
-                  {"RustyJson intern", fn -> RustyJson.decode!(json, keys: :intern) end},
-                  # Each result kept (in the process dictionary) until the next call replaces it, so the
-                  # collections during that call find it alive, as an application's decoded data is.
-                  {"RustyJson kept", fn -> Process.put(:bench_kept, RustyJson.decode!(json)) end},
-                  {"RustyJson intern kept",
-                   fn -> Process.put(:bench_kept, RustyJson.decode!(json, keys: :intern)) end}
-                ],
+            do: dec ++ [{"RustyJson intern", fn -> RustyJson.decode!(json, keys: :intern) end}],
             else: dec
 
         [
@@ -210,10 +201,7 @@ defmodule RustyJson.Bench.Report do
     ## Key interning (`keys: :intern`)
 
     Decode of arrays of same-shaped objects (keys repeat) and of objects whose keys never repeat, default keys
-    vs `keys: :intern`, from the same run as the decode table. The first columns time decode and discard, as the
-    decode table does. The "kept" columns keep each result until the next call replaces it, so the collections
-    during that call find it alive, as they find an application's decoded data: that is where `:intern`'s smaller
-    results (shared keys and keys tuples) pay.
+    vs `keys: :intern`, from the same run as the decode table.
 
     #{intern_table(first)}
 
@@ -336,20 +324,14 @@ defmodule RustyJson.Bench.Report do
         d = r.dec["RustyJson"].median_us
         i = r.dec["RustyJson intern"].median_us
 
-        dk = r.dec["RustyJson kept"].median_us
-        ik = r.dec["RustyJson intern kept"].median_us
-
         "| #{r.name} | #{Harness.fmt_bytes(r.size)} | #{Harness.fmt_us(d)} | #{Harness.fmt_us(i)} | " <>
-          "#{x(ratio(r.dec, "RustyJson intern", "RustyJson"))} | #{x(ratio(r.dec, "RustyJson intern", "jiffy"))} | " <>
-          "#{Harness.fmt_us(dk)} | #{Harness.fmt_us(ik)} | " <>
-          "#{x(ratio(r.dec, "RustyJson intern kept", "RustyJson kept"))} |"
+          "#{x(ratio(r.dec, "RustyJson intern", "RustyJson"))} | #{x(ratio(r.dec, "RustyJson intern", "jiffy"))} |"
       end
 
     Enum.join(
       [
-        "| input | size | default keys | keys: :intern | intern / default | intern / jiffy | " <>
-          "default, kept | :intern, kept | intern / default, kept |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |" | rows
+        "| input | size | default keys | keys: :intern | intern / default | intern / jiffy |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |" | rows
       ],
       "\n"
     )
