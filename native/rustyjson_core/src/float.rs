@@ -41,12 +41,6 @@ pub fn from_parts(neg: bool, w: u64, q: i64) -> Option<f64> {
     Some(if neg { -v } else { v })
 }
 
-/// True when the 8 bytes of `x` (little-endian) are all ASCII digits.
-#[inline(always)]
-pub fn eight_digits(x: u64) -> bool {
-    non_digits(x) == 0
-}
-
 /// The high bit of every byte of `x` that is not an ASCII digit, exact up to the first such byte (a borrow or
 /// carry only moves upward, so the lowest flagged byte is the first non-digit).
 #[inline(always)]
@@ -250,7 +244,7 @@ mod tests {
     #[test]
     fn eight_digit_chunks() {
         let load = |s: &[u8]| u64::from_le_bytes(s.try_into().unwrap());
-        assert!(eight_digits(load(b"01234567")));
+        assert_eq!(leading_digits(load(b"01234567")), 8);
         assert_eq!(parse_eight_digits(load(b"01234567")), 1_234_567);
         assert_eq!(parse_eight_digits(load(b"99999999")), 99_999_999);
         for bad in [
@@ -260,13 +254,17 @@ mod tests {
             b"0123 567",
             b"\xb01234567",
         ] {
-            assert!(!eight_digits(load(bad)), "{bad:?}");
+            assert!(leading_digits(load(bad)) < 8, "{bad:?}");
         }
         for i in 0..8 {
             for b in 0..=255u8 {
                 let mut s = *b"12345678";
                 s[i] = b;
-                assert_eq!(eight_digits(load(&s)), b.is_ascii_digit(), "{b} at {i}");
+                assert_eq!(
+                    leading_digits(load(&s)) == 8,
+                    b.is_ascii_digit(),
+                    "{b} at {i}"
+                );
             }
         }
     }
