@@ -52,6 +52,40 @@ defmodule RustyJson.DecodeOptionsTest do
       assert :erts_debug.size(interned) < 0.6 * :erts_debug.flat_size(interned)
     end
 
+    test "intern's expected keys: prefixes, every length, escapes, spacing and the end of the input" do
+      # keys: :intern expects the key that followed the previous one last time and checks the input's next 16
+      # bytes against it. Random objects over keys that are prefixes of each other, of lengths 0 to 16, escaped
+      # forms and spacing around the colon, in mostly repeating orders: every decode must equal the default's.
+      :rand.seed(:exsss, {7, 11, 13})
+      base = for n <- [0, 1, 2, 7, 8, 13, 14, 15, 16], do: String.duplicate("k", n)
+      pool = base ++ ["kj", ~S(k\u006b), ~S(\u006bk), "ké", ~S(k\"q)]
+      orders = for _ <- 1..4, do: Enum.take_random(pool, 6)
+
+      object = fn ->
+        keys =
+          if :rand.uniform(5) == 1,
+            do: Enum.take_random(pool, :rand.uniform(6)),
+            else: Enum.random(orders)
+
+        body =
+          Enum.map_join(keys, ",", fn k ->
+            colon = Enum.random([":", " :", ": ", "\n:\t"])
+            ~s("#{k}"#{colon}#{:rand.uniform(9)})
+          end)
+
+        "{" <> body <> "}"
+      end
+
+      for round <- 1..150 do
+        json = "[" <> Enum.map_join(1..:rand.uniform(40), ",", fn _ -> object.() end) <> "]"
+        expected = RustyJson.decode!(json)
+        assert RustyJson.decode!(json, keys: :intern) == expected, "round #{round}: #{json}"
+        # The same objects ending at the input's last bytes (no 16 bytes left for the last keys).
+        tail = json <> ~s(   )
+        assert RustyJson.decode!(tail, keys: :intern) == expected
+      end
+    end
+
     test "atoms and atoms!" do
       assert RustyJson.decode!(~s({"foo":{"bar":1}}), keys: :atoms) == %{foo: %{bar: 1}}
       assert RustyJson.decode!(~s({"héllo":1}), keys: :atoms) == %{héllo: 1}

@@ -14,12 +14,15 @@ const PROBES: usize = 4;
 /// The first check comes after `FIRST_WINDOW` lookups and gives up only if none of them hit (a document whose
 /// first keys never repeat, such as one object with unique keys); later checks come every `WINDOW` lookups and
 /// give up when fewer than a quarter hit.
-const FIRST_WINDOW: u32 = 32;
+const FIRST_WINDOW: u32 = 16;
 const WINDOW: u32 = 256;
 /// A cache that gave up tries again (for `FIRST_WINDOW` lookups) after this many keys: documents that start
 /// with keys that never repeat but repeat others later still get the hits, while documents whose keys never
 /// repeat pay for one key in sixteen.
 const RETRY_AFTER: u32 = 512;
+
+/// No slot (`KeyCache::last`, `Slot::next`).
+const NONE: u16 = u16::MAX;
 
 /// A cached key in 32 bytes (so the table stays within 32 KB): keys of up to 16 bytes are held as two words
 /// (`a`, `b`, zero-padded) and compared without touching the input; longer ones keep a hash in `a` and their
@@ -29,7 +32,9 @@ struct Slot<V> {
     a: u64,
     b: u64,
     value: V,
-    len: u32,
+    len: u16,
+    /// The slot of the key that followed this one the last time (the next key is predicted from it).
+    next: u16,
     /// The entry is live only when this is the cache's generation.
     gen: u32,
 }
@@ -68,6 +73,8 @@ fn short_key(input: &[u8], start: usize, len: usize) -> Option<(u64, u64)> {
     })
 }
 
+pub use crate::parser::ExpectedKey;
+
 /// A bounded cache from key bytes to values, valid for one parse of one input.
 pub struct KeyCache<V: Copy + Default> {
     slots: Vec<Slot<V>>,
@@ -81,6 +88,8 @@ pub struct KeyCache<V: Copy + Default> {
     first: bool,
     enabled: bool,
     gen: u32,
+    /// The slot of the last key looked up (or `NONE`): its `next` predicts the key after it.
+    last: u16,
 }
 
 impl<V: Copy + Default> Default for KeyCache<V> {
@@ -124,6 +133,7 @@ impl<V: Copy + Default> KeyCache<V> {
             first: true,
             enabled: true,
             gen: 1,
+            last: NONE,
         }
     }
 
@@ -135,6 +145,7 @@ impl<V: Copy + Default> KeyCache<V> {
         self.off_for = 0;
         self.first = true;
         self.enabled = true;
+        self.last = NONE;
         self.gen = self.gen.wrapping_add(1);
         if self.gen == 0 {
             // Wrapped: entries from 2^32 generations ago must not come back to life.
@@ -184,25 +195,10 @@ impl<V: Copy + Default> KeyCache<V> {
     ) -> Result<V, E> {
         let len = end - start;
         if !self.look_up_next() || len > MAX_KEY {
+            self.last = NONE;
             return make();
         }
-        self.lookups += 1;
-        self.check_in -= 1;
-        if self.check_in == 0 {
-            let give_up = if self.first {
-                self.hits == 0
-            } else {
-                self.hits * 4 < self.lookups
-            };
-            self.first = false;
-            if give_up {
-                self.enabled = false;
-                self.off_for = RETRY_AFTER;
-            }
-            self.check_in = WINDOW;
-            self.lookups /= 2;
-            self.hits /= 2;
-        }
+        self.count_lookup();
         if self.slots.is_empty() {
             self.slots = vec![
                 Slot {
@@ -210,6 +206,7 @@ impl<V: Copy + Default> KeyCache<V> {
                     b: 0,
                     value: V::default(),
                     len: 0,
+                    next: NONE,
                     gen: 0,
                 };
                 SLOTS
@@ -233,9 +230,11 @@ impl<V: Copy + Default> KeyCache<V> {
                     a,
                     b,
                     value: v,
-                    len: len as u32,
+                    len: len as u16,
+                    next: NONE,
                     gen: self.gen,
                 };
+                self.follows(i);
                 return Ok(v);
             }
             if slot.len as usize == len && slot.a == a {
@@ -246,13 +245,73 @@ impl<V: Copy + Default> KeyCache<V> {
                     &input[s..s + len] == key
                 };
                 if same {
+                    let v = slot.value;
                     self.hits += 1;
-                    return Ok(slot.value);
+                    self.follows(i);
+                    return Ok(v);
                 }
             }
             i = (i + 1) & (SLOTS - 1);
         }
+        self.last = NONE;
         make()
+    }
+
+    /// Slot `i` holds the key just looked up: it is the last key's successor, and predicts the next.
+    #[inline(always)]
+    fn follows(&mut self, i: usize) {
+        if let Some(last) = self.slots.get_mut(self.last as usize) {
+            last.next = i as u16;
+        }
+        self.last = i as u16;
+    }
+
+    /// Counts a lookup towards the hit-rate check, and gives up when too few hit.
+    #[inline(always)]
+    fn count_lookup(&mut self) {
+        self.lookups += 1;
+        self.check_in -= 1;
+        if self.check_in == 0 {
+            let give_up = if self.first {
+                self.hits == 0
+            } else {
+                self.hits * 4 < self.lookups
+            };
+            self.first = false;
+            if give_up {
+                self.enabled = false;
+                self.off_for = RETRY_AFTER;
+            }
+            self.check_in = WINDOW;
+            self.lookups /= 2;
+            self.hits /= 2;
+        }
+    }
+
+    /// The key that followed the last one the last time, when it is short enough to be matched in one 16-byte
+    /// load with its quotes: a parser that finds it next takes it with [`KeyCache::take_expected`], with no
+    /// scan and no hash. Same-shaped objects repeat their keys in the same order, so this is the common case.
+    #[inline(always)]
+    pub fn expected(&self) -> Option<ExpectedKey> {
+        if !self.enabled {
+            return None;
+        }
+        let next = self.slots.get(self.last as usize)?.next;
+        let slot = self.slots.get(next as usize)?;
+        if slot.gen != self.gen || slot.len as usize > ExpectedKey::MAX_LEN {
+            return None;
+        }
+        Some(ExpectedKey::new(slot.a, slot.b, slot.len as usize))
+    }
+
+    /// The value of the key [`KeyCache::expected`] returned, which the input held next.
+    #[inline(always)]
+    pub fn take_expected(&mut self) -> V {
+        let next = self.slots[self.last as usize].next;
+        self.count_lookup();
+        self.hits += 1;
+        self.last = next;
+        self.slots[next as usize].value
     }
 }
 
@@ -315,7 +374,7 @@ mod tests {
         let input: Vec<u8> = (0..20_000u32).flat_map(|i| i.to_le_bytes()).collect();
         let mut cache = KeyCache::<u32>::new();
         for i in 0..FIRST_WINDOW as usize {
-            let k = if i % 16 == 15 { 0 } else { i };
+            let k = if i % 8 == 7 { 0 } else { i };
             cache
                 .get_or_insert::<()>(&input, k * 4, k * 4 + 4, || Ok(k as u32))
                 .unwrap();
@@ -349,6 +408,56 @@ mod tests {
         // A prefix of a cached key is a different key.
         let v = cache.get_or_insert::<()>(&input, 0, 0, || Ok(999)).unwrap();
         assert_eq!(v, 999);
+    }
+
+    #[test]
+    fn the_key_that_followed_last_time_is_expected() {
+        // Three objects' keys: "id","name" twice, then "id","nick".
+        let input = br#"{"id":1,"name":2},{"id":3,"name":4},{"id":5,"nick":6},"long_key_of_20_bytes""#;
+        let span = |k: &str| {
+            let q = format!("\"{k}\"");
+            let s = input.windows(q.len()).position(|w| w == q.as_bytes()).unwrap() + 1;
+            (s, s + k.len())
+        };
+        let mut cache = KeyCache::<u32>::new();
+        let mut get = |c: &mut KeyCache<u32>, k: &str, v: u32| {
+            let (s, e) = span(k);
+            c.get_or_insert::<()>(input, s, e, || Ok(v)).unwrap()
+        };
+        assert!(cache.expected().is_none(), "nothing seen yet");
+        assert_eq!(get(&mut cache, "id", 1), 1);
+        assert!(cache.expected().is_none(), "nothing followed \"id\" yet");
+        assert_eq!(get(&mut cache, "name", 2), 2);
+        assert_eq!(get(&mut cache, "id", 9), 1);
+        // "name" followed "id": expected, and matched where the input holds it.
+        let e = cache.expected().unwrap();
+        assert_eq!(e.len(), 4);
+        let (s, _) = span("name");
+        let quoted = &input[s - 1..];
+        assert!(quoted.starts_with(b"\"name\""));
+        assert_eq!(cache.take_expected(), 2);
+        // After "name" came "id": expected again.
+        assert_eq!(cache.expected().unwrap().len(), 2);
+        assert_eq!(cache.take_expected(), 1);
+        // "nick" instead of the expected "name": looked up, and it now follows "id".
+        assert_eq!(get(&mut cache, "nick", 6), 6);
+        assert_eq!(get(&mut cache, "id", 9), 1);
+        assert_eq!(cache.expected().unwrap().len(), 4);
+        assert_eq!(cache.take_expected(), 6);
+        // A key longer than an expected key can be is never expected.
+        assert_eq!(get(&mut cache, "long_key_of_20_bytes", 7), 7);
+        assert_eq!(get(&mut cache, "nick", 9), 6);
+        assert_eq!(get(&mut cache, "long_key_of_20_bytes", 9), 7);
+        assert_eq!(get(&mut cache, "nick", 9), 6);
+        assert!(cache.expected().is_none());
+        // A restart forgets the order too.
+        get(&mut cache, "id", 1);
+        get(&mut cache, "name", 2);
+        get(&mut cache, "id", 1);
+        assert!(cache.expected().is_some());
+        cache.restart();
+        get(&mut cache, "id", 1);
+        assert!(cache.expected().is_none());
     }
 
     #[test]

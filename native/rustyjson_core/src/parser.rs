@@ -56,10 +56,69 @@ pub trait Builder {
     /// An object key; `Err(())` aborts the parse with [`ParseError::Key`] (e.g. `keys: :atoms!`).
     #[allow(clippy::result_unit_err)]
     fn key(&mut self, s: Str) -> Result<Self::K, ()>;
+    /// The object key the builder expects next, if it predicts one (`keys: :intern` does, from the order keys
+    /// came in before). When the input holds exactly that key next, the parser takes it with
+    /// [`Builder::expected_key_found`] instead of scanning it and calling [`Builder::key`].
+    #[inline(always)]
+    fn expected_key(&mut self) -> Option<ExpectedKey> {
+        None
+    }
+    /// The key [`Builder::expected_key`] returned is at `input[start..end]`.
+    fn expected_key_found(&mut self, _start: usize, _end: usize) -> Self::K {
+        unreachable!("no key was expected")
+    }
     /// An array of the given elements (possibly none).
     fn array(&mut self, items: &[Self::V]) -> Self::V;
     /// An object: `keys[i]` maps to `values[i]`, in document order (duplicates possible; the first wins).
     fn object(&mut self, keys: &[Self::K], values: &[Self::V]) -> Self::V;
+}
+
+/// A predicted object key, matched against the input in one 16-byte load: `"key"` zero-padded, and the mask of
+/// its bytes. Keys of up to [`ExpectedKey::MAX_LEN`] bytes, which hold no quote, backslash or control byte (they
+/// were read from an escape-free key of the same input), so a match is exactly that key.
+#[derive(Clone, Copy, Debug)]
+pub struct ExpectedKey {
+    quoted: u128,
+    mask: u128,
+    len: usize,
+}
+
+impl ExpectedKey {
+    /// The longest key that fits, with its two quotes, in 16 bytes.
+    pub const MAX_LEN: usize = 14;
+
+    /// The key of `len` (at most [`ExpectedKey::MAX_LEN`]) bytes held in `lo`, `hi` as little-endian words,
+    /// zero-padded.
+    #[inline(always)]
+    pub fn new(lo: u64, hi: u64, len: usize) -> Self {
+        debug_assert!(len <= Self::MAX_LEN);
+        let quote = b'"' as u128;
+        let key = (lo as u128) | ((hi as u128) << 64);
+        ExpectedKey {
+            quoted: quote | (key << 8) | (quote << (8 * (len + 1))),
+            mask: u128::MAX >> (8 * (Self::MAX_LEN - len)),
+            len,
+        }
+    }
+
+    /// The key's length (without its quotes).
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the key is `""`.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Whether `input[pos..]` starts with the quoted key.
+    #[inline(always)]
+    fn at(&self, input: &[u8], pos: usize) -> bool {
+        match input.get(pos..pos + 16) {
+            Some(w) => (u128::from_le_bytes(w.try_into().unwrap()) ^ self.quoted) & self.mask == 0,
+            None => false,
+        }
+    }
 }
 
 /// Why a parse failed, with Jason's positions.
@@ -450,6 +509,19 @@ impl<'a> Parser<'a> {
         if c != b'"' {
             return Err(ParseError::UnexpectedByte(self.pos));
         }
+        if let Some(expected) = b.expected_key() {
+            if expected.at(self.input, self.pos) {
+                let start = self.pos + 1;
+                let end = start + expected.len;
+                self.pos = end + 1;
+                let k = b.expected_key_found(start, end);
+                if self.next_byte()? != b':' {
+                    return Err(ParseError::UnexpectedByte(self.pos));
+                }
+                self.pos += 1;
+                return Ok(k);
+            }
+        }
         let key_start = self.pos + 1;
         let span = self.string()?;
         let key_end = self.pos - 1;
@@ -774,6 +846,92 @@ fn hex4(hex: &[u8]) -> Option<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn expected_keys_match_exactly_their_quoted_bytes() {
+        for len in 0..=ExpectedKey::MAX_LEN {
+            let key: Vec<u8> = (0..len).map(|i| b'a' + (i * 5 % 26) as u8).collect();
+            let mut words = [0u8; 16];
+            words[..len].copy_from_slice(&key);
+            let lo = u64::from_le_bytes(words[..8].try_into().unwrap());
+            let hi = u64::from_le_bytes(words[8..].try_into().unwrap());
+            let expected = ExpectedKey::new(lo, hi, len);
+            assert_eq!(expected.len(), len);
+            let mut input = b"  \"".to_vec();
+            input.extend(&key);
+            input.extend(b"\": 1, \"padding\": true}");
+            assert!(expected.at(&input, 2), "len {len}");
+            assert!(!expected.at(&input, 1), "len {len} one byte early");
+            // Any byte of the quoted key changed: no match; bytes after the closing quote do not matter.
+            for i in 2..2 + len + 2 {
+                let mut changed = input.clone();
+                changed[i] ^= 0x20;
+                assert!(!expected.at(&changed, 2), "len {len} byte {i}");
+            }
+            let mut after = input.clone();
+            after[2 + len + 2] = b'?';
+            assert!(expected.at(&after, 2), "len {len}");
+            // A longer key with this one as its prefix.
+            let mut longer = input[..2 + 1 + len].to_vec();
+            longer.extend(b"x\":1,\"padding\":true}");
+            assert!(!expected.at(&longer, 2), "len {len} prefix");
+            // It needs 16 bytes of input: nearer the end the parser scans the key as any other.
+            let near_end = &input[..2 + len + 2];
+            assert_eq!(expected.at(near_end, 2), len == ExpectedKey::MAX_LEN, "len {len}");
+        }
+    }
+
+    #[test]
+    fn expected_keys_are_taken_in_place_of_scanned_ones() {
+        // A builder that expects "id" before every key: objects whose keys are "id" take it, others scan.
+        struct Expecting {
+            found: Vec<(usize, usize)>,
+            scanned: Vec<String>,
+        }
+        impl Builder for Expecting {
+            type V = ();
+            type K = u8;
+            fn null(&mut self) {}
+            fn boolean(&mut self, _: bool) {}
+            fn int(&mut self, _: i64) {}
+            fn big_int(&mut self, _: &[u8]) {}
+            fn float(&mut self, _: &[u8], _: f64) {}
+            fn string(&mut self, _: Str) {}
+            fn key(&mut self, s: Str) -> Result<u8, ()> {
+                self.scanned.push(String::from_utf8(s.bytes().to_vec()).unwrap());
+                Ok(0)
+            }
+            fn expected_key(&mut self) -> Option<ExpectedKey> {
+                Some(ExpectedKey::new(u64::from_le_bytes(*b"id\0\0\0\0\0\0"), 0, 2))
+            }
+            fn expected_key_found(&mut self, start: usize, end: usize) -> u8 {
+                self.found.push((start, end));
+                1
+            }
+            fn array(&mut self, _: &[()]) {}
+            fn object(&mut self, _: &[u8], _: &[()]) {}
+        }
+        let input = br#"[{"id" : 1, "idx": 2, "i\u0064": 3}, {"id":4,"name":"id"}, {"ids":5}, {"id":6}]"#;
+        let mut b = Expecting {
+            found: Vec::new(),
+            scanned: Vec::new(),
+        };
+        parse(input, &mut b).unwrap();
+        let at = |s: &str| input.windows(s.len()).position(|w| w == s.as_bytes()).unwrap();
+        assert_eq!(b.found.len(), 2);
+        assert_eq!(b.found[0], (3, 5));
+        assert_eq!(b.found[1], (at("{\"id\":4") + 2, at("{\"id\":4") + 4));
+        assert_eq!(b.scanned, ["idx", "id", "name", "ids", "id"]);
+        // Errors after an expected key keep their positions.
+        assert!(matches!(
+            parse(br#"{"id" 1,              "x":2}"#, &mut b),
+            Err(ParseError::UnexpectedByte(6))
+        ));
+        assert!(matches!(
+            parse(br#"{"id":,               "x":2}"#, &mut b),
+            Err(ParseError::UnexpectedByte(6))
+        ));
+    }
 
     /// Builds a plain Rust value tree, to check what the parser produced.
     #[derive(Debug, Clone, PartialEq)]

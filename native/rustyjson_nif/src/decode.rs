@@ -17,7 +17,7 @@ use rustler::sys::{
 };
 use rustler::ResourceArc;
 use rustler::{Encoder, Env, Term};
-use rustyjson_core::intern::{hash_bytes, KeyCache};
+use rustyjson_core::intern::{hash_bytes, ExpectedKey, KeyCache};
 use rustyjson_core::parser::{self, Builder, ParseError, Progress, Stacks, Str};
 use std::cell::RefCell;
 use std::ffi::c_int;
@@ -765,6 +765,23 @@ impl<'a> Builder for TermBuilder<'a> {
     fn string(&mut self, s: Str) -> T {
         self.binary(s, self.copy_strings)
     }
+    #[inline(always)]
+    fn expected_key(&mut self) -> Option<ExpectedKey> {
+        if self.keys != KEYS_INTERN {
+            return None;
+        }
+        self.cache.expected()
+    }
+
+    #[inline(always)]
+    fn expected_key_found(&mut self, start: usize, end: usize) -> Key {
+        Key {
+            term: self.cache.take_expected(),
+            ptr: self.input_bytes[start..].as_ptr(),
+            len: end - start,
+        }
+    }
+
     #[inline(always)]
     fn key(&mut self, s: Str) -> Result<Key, ()> {
         match (self.keys, s) {
