@@ -413,14 +413,19 @@ mod tests {
     #[test]
     fn the_key_that_followed_last_time_is_expected() {
         // Three objects' keys: "id","name" twice, then "id","nick".
-        let input = br#"{"id":1,"name":2},{"id":3,"name":4},{"id":5,"nick":6},"long_key_of_20_bytes""#;
+        let input =
+            br#"{"id":1,"name":2},{"id":3,"name":4},{"id":5,"nick":6},"long_key_of_20_bytes""#;
         let span = |k: &str| {
             let q = format!("\"{k}\"");
-            let s = input.windows(q.len()).position(|w| w == q.as_bytes()).unwrap() + 1;
+            let s = input
+                .windows(q.len())
+                .position(|w| w == q.as_bytes())
+                .unwrap()
+                + 1;
             (s, s + k.len())
         };
         let mut cache = KeyCache::<u32>::new();
-        let mut get = |c: &mut KeyCache<u32>, k: &str, v: u32| {
+        let get = |c: &mut KeyCache<u32>, k: &str, v: u32| {
             let (s, e) = span(k);
             c.get_or_insert::<()>(input, s, e, || Ok(v)).unwrap()
         };

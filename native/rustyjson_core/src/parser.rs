@@ -503,24 +503,32 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// Parses `"key" :` where `c` is the (non-whitespace) byte at `pos`.
-    #[inline]
+    /// Parses `"key" :` where `c` is the (non-whitespace) byte at `pos`. The builder's expected key, when the
+    /// input holds it, costs one compare here; any other key is scanned out of line.
+    #[inline(always)]
     fn object_key<B: Builder>(&mut self, b: &mut B, c: u8) -> Result<B::K, ParseError> {
+        if c == b'"' {
+            if let Some(expected) = b.expected_key() {
+                if expected.at(self.input, self.pos) {
+                    let start = self.pos + 1;
+                    let end = start + expected.len;
+                    let k = b.expected_key_found(start, end);
+                    self.pos = end + 1;
+                    if self.input.get(self.pos) == Some(&b':') {
+                        self.pos += 1;
+                        return Ok(k);
+                    }
+                    return self.colon(k);
+                }
+            }
+        }
+        self.scanned_key(b, c)
+    }
+
+    #[inline]
+    fn scanned_key<B: Builder>(&mut self, b: &mut B, c: u8) -> Result<B::K, ParseError> {
         if c != b'"' {
             return Err(ParseError::UnexpectedByte(self.pos));
-        }
-        if let Some(expected) = b.expected_key() {
-            if expected.at(self.input, self.pos) {
-                let start = self.pos + 1;
-                let end = start + expected.len;
-                self.pos = end + 1;
-                let k = b.expected_key_found(start, end);
-                if self.next_byte()? != b':' {
-                    return Err(ParseError::UnexpectedByte(self.pos));
-                }
-                self.pos += 1;
-                return Ok(k);
-            }
         }
         let key_start = self.pos + 1;
         let span = self.string()?;
@@ -530,6 +538,12 @@ impl<'a> Parser<'a> {
             start: key_start,
             end: key_end,
         })?;
+        self.colon(k)
+    }
+
+    /// The `:` after key `k`, past any whitespace.
+    #[inline]
+    fn colon<K>(&mut self, k: K) -> Result<K, ParseError> {
         if self.next_byte()? != b':' {
             return Err(ParseError::UnexpectedByte(self.pos));
         }
@@ -877,7 +891,11 @@ mod tests {
             assert!(!expected.at(&longer, 2), "len {len} prefix");
             // It needs 16 bytes of input: nearer the end the parser scans the key as any other.
             let near_end = &input[..2 + len + 2];
-            assert_eq!(expected.at(near_end, 2), len == ExpectedKey::MAX_LEN, "len {len}");
+            assert_eq!(
+                expected.at(near_end, 2),
+                len == ExpectedKey::MAX_LEN,
+                "len {len}"
+            );
         }
     }
 
@@ -898,11 +916,16 @@ mod tests {
             fn float(&mut self, _: &[u8], _: f64) {}
             fn string(&mut self, _: Str) {}
             fn key(&mut self, s: Str) -> Result<u8, ()> {
-                self.scanned.push(String::from_utf8(s.bytes().to_vec()).unwrap());
+                self.scanned
+                    .push(String::from_utf8(s.bytes().to_vec()).unwrap());
                 Ok(0)
             }
             fn expected_key(&mut self) -> Option<ExpectedKey> {
-                Some(ExpectedKey::new(u64::from_le_bytes(*b"id\0\0\0\0\0\0"), 0, 2))
+                Some(ExpectedKey::new(
+                    u64::from_le_bytes(*b"id\0\0\0\0\0\0"),
+                    0,
+                    2,
+                ))
             }
             fn expected_key_found(&mut self, start: usize, end: usize) -> u8 {
                 self.found.push((start, end));
@@ -911,13 +934,19 @@ mod tests {
             fn array(&mut self, _: &[()]) {}
             fn object(&mut self, _: &[u8], _: &[()]) {}
         }
-        let input = br#"[{"id" : 1, "idx": 2, "i\u0064": 3}, {"id":4,"name":"id"}, {"ids":5}, {"id":6}]"#;
+        let input =
+            br#"[{"id" : 1, "idx": 2, "i\u0064": 3}, {"id":4,"name":"id"}, {"ids":5}, {"id":6}]"#;
         let mut b = Expecting {
             found: Vec::new(),
             scanned: Vec::new(),
         };
         parse(input, &mut b).unwrap();
-        let at = |s: &str| input.windows(s.len()).position(|w| w == s.as_bytes()).unwrap();
+        let at = |s: &str| {
+            input
+                .windows(s.len())
+                .position(|w| w == s.as_bytes())
+                .unwrap()
+        };
         assert_eq!(b.found.len(), 2);
         assert_eq!(b.found[0], (3, 5));
         assert_eq!(b.found[1], (at("{\"id\":4") + 2, at("{\"id\":4") + 4));

@@ -246,8 +246,9 @@ struct TermBuilder<'a> {
     shape: [Key; FLATMAP_MAX],
     shape_len: usize,
     shape_idx: [u8; FLATMAP_MAX],
-    /// `keys: :intern`: recent shapes (see `flatmap_interned`).
+    /// `keys: :intern`: recent shapes (see `flatmap_interned`), and the slot of the last one used.
     shapes: Vec<Shape>,
+    last_shape: usize,
     /// Whether terms are written directly (`raw::on`), and the immediates `raw` fills fresh words with.
     raw: bool,
     fills: [T; 4],
@@ -286,6 +287,7 @@ impl<'a> TermBuilder<'a> {
             shape_len: 0,
             shape_idx: [0; FLATMAP_MAX],
             shapes: Vec::new(),
+            last_shape: 0,
             raw: raw::on(raw_env, atoms::nil().as_c_arg()),
             fills: [atoms::nil().as_c_arg(); 4],
             hamt: hamt::on(raw_env, atoms::nil().as_c_arg()),
@@ -510,22 +512,32 @@ impl<'a> TermBuilder<'a> {
     #[inline]
     fn flatmap_interned(&mut self, keys: &[Key], values: &[T]) -> T {
         let n = keys.len();
-        let mut h = n as u64;
-        for k in keys {
-            h = (h.rotate_left(5) ^ term_bits(k.term) as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        }
-        let slot = (h >> (64 - SHAPE_BITS)) as usize;
         if self.shapes.is_empty() {
             self.shapes = vec![Shape::EMPTY; 1 << SHAPE_BITS];
         }
         let gen = self.cache.generation();
+        let same = |shape: &Shape| {
+            shape.gen == gen
+                && shape.n as usize == n
+                && shape.terms[..n]
+                    .iter()
+                    .zip(keys)
+                    .all(|(&t, k)| t == term_bits(k.term))
+        };
+        // The last object's shape first (an array of same-shaped objects), then by hash (nested shapes).
+        let (slot, hit) = if same(&self.shapes[self.last_shape]) {
+            (self.last_shape, true)
+        } else {
+            let mut h = n as u64;
+            for k in keys {
+                h = (h.rotate_left(5) ^ term_bits(k.term) as u64)
+                    .wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            }
+            let slot = (h >> (64 - SHAPE_BITS)) as usize;
+            (slot, same(&self.shapes[slot]))
+        };
+        self.last_shape = slot;
         let shape = &mut self.shapes[slot];
-        let hit = shape.gen == gen
-            && shape.n as usize == n
-            && shape.terms[..n]
-                .iter()
-                .zip(keys)
-                .all(|(&t, k)| t == term_bits(k.term));
         if !hit {
             let mut idx = [0u8; FLATMAP_MAX];
             if !sort_order(keys, &mut idx) {
