@@ -13,6 +13,19 @@ defmodule RustyJson.DecodeOptions do
 
   @doc "`{flags, key_fun_or_nil, ordered_objects?}` for the options (the last value of an option wins)."
   @spec parse(Enumerable.t()) :: {non_neg_integer(), (String.t() -> term()) | nil, boolean()}
+  def parse(opts)
+
+  # One option, the common case (`keys: :intern`, `keys: :atoms`...): no map built (0.2 µs of a 0.4 µs decode).
+  for {mode, bits} <- @keys do
+    def parse(keys: unquote(mode)), do: {unquote(bits), nil, false}
+  end
+
+  def parse(strings: :reference), do: {0, nil, false}
+  def parse(strings: :copy), do: {@strings_copy, nil, false}
+  def parse(objects: :maps), do: {0, nil, false}
+  def parse(objects: :ordered_objects), do: {@ordered, nil, true}
+  def parse(floats: :native), do: {0, nil, false}
+
   def parse(opts) do
     opts = Map.new(opts)
     ordered = objects(Map.get(opts, :objects, :maps))
