@@ -90,6 +90,9 @@ pub struct KeyCache<V: Copy + Default> {
     gen: u32,
     /// The slot of the last key looked up (or `NONE`): its `next` predicts the key after it.
     last: u16,
+    /// An object has ended in this input; the cache waits for that before it gives up on a first window.
+    object_seen: bool,
+    waiting: bool,
 }
 
 impl<V: Copy + Default> Default for KeyCache<V> {
@@ -134,6 +137,8 @@ impl<V: Copy + Default> KeyCache<V> {
             enabled: true,
             gen: 1,
             last: NONE,
+            object_seen: false,
+            waiting: false,
         }
     }
 
@@ -146,6 +151,8 @@ impl<V: Copy + Default> KeyCache<V> {
         self.first = true;
         self.enabled = true;
         self.last = NONE;
+        self.object_seen = false;
+        self.waiting = false;
         self.gen = self.gen.wrapping_add(1);
         if self.gen == 0 {
             // Wrapped: entries from 2^32 generations ago must not come back to life.
@@ -219,9 +226,10 @@ impl<V: Copy + Default> KeyCache<V> {
         };
         // A long key's `b` is where it starts, not part of its bytes: only `a` (its hash) places it.
         let bits = if short { b } else { 0 };
-        let h = ((a ^ bits.rotate_left(29) ^ len as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40)
-            as usize;
-        let mut i = h & (SLOTS - 1);
+        // The product's top bits: every input bit reaches them (a middle slice missed the key's last byte, so
+        // `field_10` to `field_19` shared one slot and the fifth of them was never cached).
+        let h = (a ^ bits.rotate_left(29) ^ len as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let mut i = (h >> (64 - SLOTS.trailing_zeros())) as usize;
         for _ in 0..PROBES {
             let slot = &mut self.slots[i];
             if slot.gen != self.gen {
@@ -266,25 +274,53 @@ impl<V: Copy + Default> KeyCache<V> {
         self.last = i as u16;
     }
 
-    /// Counts a lookup towards the hit-rate check, and gives up when too few hit.
+    /// Counts a lookup towards the hit-rate check, which runs (before it) once a window of lookups is done.
     #[inline(always)]
     fn count_lookup(&mut self) {
+        if self.check_in == 0 {
+            self.check();
+        }
         self.lookups += 1;
         self.check_in -= 1;
-        if self.check_in == 0 {
-            let give_up = if self.first {
-                self.hits == 0
-            } else {
-                self.hits * 4 < self.lookups
-            };
+    }
+
+    /// Gives up when too few of the window's lookups hit. In the document's first object no key can have
+    /// repeated yet, so a first window of misses there only waits (looking nothing up) for that object to end,
+    /// then tries one more window: an array of wide same-shaped objects repeats from its second object on, while
+    /// one large object of unique keys costs just the first window.
+    #[cold]
+    fn check(&mut self) {
+        let give_up = if self.first {
+            self.hits == 0
+        } else {
+            self.hits * 4 < self.lookups
+        };
+        self.check_in = WINDOW;
+        self.lookups /= 2;
+        self.hits /= 2;
+        if !give_up {
             self.first = false;
-            if give_up {
-                self.enabled = false;
-                self.off_for = RETRY_AFTER;
-            }
-            self.check_in = WINDOW;
-            self.lookups /= 2;
-            self.hits /= 2;
+        } else if self.first && !self.object_seen {
+            self.enabled = false;
+            self.waiting = true;
+            self.off_for = u32::MAX;
+        } else {
+            self.first = false;
+            self.enabled = false;
+            self.off_for = RETRY_AFTER;
+        }
+    }
+
+    /// An object ended (the caller says so for each one): the cache's wait for the first object ends.
+    #[inline(always)]
+    pub fn object_done(&mut self) {
+        self.object_seen = true;
+        if self.waiting {
+            self.waiting = false;
+            self.enabled = true;
+            self.check_in = FIRST_WINDOW;
+            self.lookups = 0;
+            self.hits = 0;
         }
     }
 
@@ -349,9 +385,13 @@ mod tests {
                 .get_or_insert::<()>(&input, i * 4, i * 4 + 4, || Ok(i as u32))
                 .unwrap()
         };
+        // Objects have ended (many small objects of unique keys): the first window of misses gives up.
+        cache.object_done();
         for i in 0..FIRST_WINDOW as usize {
             get(&mut cache, i);
         }
+        assert!(cache.enabled(), "the check runs before the next lookup");
+        get(&mut cache, FIRST_WINDOW as usize);
         assert!(!cache.enabled(), "off after {FIRST_WINDOW} misses");
         for i in 0..RETRY_AFTER as usize - 1 {
             get(&mut cache, 100 + i);
@@ -365,6 +405,86 @@ mod tests {
                 assert_eq!(get(&mut cache, i), i as u32, "round {round}");
             }
             assert!(cache.enabled());
+        }
+    }
+
+    #[test]
+    fn in_the_first_object_a_window_of_misses_waits_for_its_end() {
+        // Arrays of wide objects: the first object's keys all miss, the next object's repeat them.
+        let input: Vec<u8> = (0..20_000u32).flat_map(|i| i.to_le_bytes()).collect();
+        let mut cache = KeyCache::<u32>::new();
+        // The key `i` with `v` as its value if it is not cached.
+        let get = |cache: &mut KeyCache<u32>, i: usize, v: u32| {
+            cache
+                .get_or_insert::<()>(&input, i * 4, i * 4 + 4, || Ok(v))
+                .unwrap()
+        };
+        let window = FIRST_WINDOW as usize;
+        let wide = window + 8;
+        for i in 0..wide {
+            get(&mut cache, i, 1);
+        }
+        assert!(
+            !cache.enabled(),
+            "waiting: the rest of the first object is not looked up"
+        );
+        assert!(cache.expected().is_none());
+        cache.object_done();
+        assert!(cache.enabled(), "on again when the first object ends");
+        // The window's keys (and the one looked up as it closed) were cached; the rest were not.
+        for i in 0..wide {
+            let cached = if i <= window { 1 } else { 2 };
+            assert_eq!(get(&mut cache, i, 2), cached, "key {i}");
+        }
+        cache.object_done();
+        for round in 0..4 {
+            for i in 0..wide {
+                assert_eq!(get(&mut cache, i, 3), if i <= window { 1 } else { 2 });
+            }
+            cache.object_done();
+            assert!(cache.enabled(), "round {round}");
+        }
+        // One large object of unique keys: the first window only, then nothing until it ends.
+        cache.restart();
+        for i in 0..1000 {
+            get(&mut cache, 1000 + i, 4);
+        }
+        assert!(!cache.enabled());
+        assert_eq!(
+            get(&mut cache, 1000 + window + 5, 5),
+            5,
+            "not cached while waiting"
+        );
+        // It ends, and the next window of misses gives up (objects have ended now).
+        cache.object_done();
+        for i in 0..=window {
+            get(&mut cache, 5000 + i, 6);
+        }
+        assert!(!cache.enabled());
+        cache.object_done();
+        assert!(!cache.enabled(), "given up, not waiting");
+    }
+
+    #[test]
+    fn keys_that_differ_in_one_byte_are_all_cached() {
+        // `field_10` to `field_99`, and keys differing only in their 8th or 16th byte.
+        let mut input = Vec::new();
+        let mut spans = Vec::new();
+        for prefix in ["field_", "abcdefg", "abcdefghijklmno", "a"] {
+            for i in 0..40 {
+                let start = input.len();
+                input.extend(format!("{prefix}{i}").bytes());
+                spans.push((start, input.len()));
+            }
+        }
+        let mut cache = KeyCache::<usize>::new();
+        // Each key twice in a row, so the hit rate keeps the cache on.
+        for round in 0..6 {
+            for (k, &(s, e)) in spans.iter().enumerate().flat_map(|x| [x, x]) {
+                let v = cache.get_or_insert::<()>(&input, s, e, || Ok(k + round * 1000));
+                let key = std::str::from_utf8(&input[s..e]).unwrap();
+                assert_eq!(v, Ok(k), "key {key} round {round}");
+            }
         }
     }
 

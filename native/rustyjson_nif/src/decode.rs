@@ -847,6 +847,11 @@ impl<'a> Builder for TermBuilder<'a> {
     }
     #[inline(always)]
     fn object(&mut self, keys: &[Key], values: &[T]) -> T {
+        // Whether this object's keys came from the cache (it may turn on again as the object ends).
+        let interned = self.keys == KEYS_INTERN && self.cache.enabled();
+        if self.keys == KEYS_INTERN {
+            self.cache.object_done();
+        }
         if self.ordered {
             self.pairs.clear();
             for (k, &v) in keys.iter().zip(values) {
@@ -878,7 +883,7 @@ impl<'a> Builder for TermBuilder<'a> {
             }
         }
         if (2..=FLATMAP_MAX).contains(&n) && !keys[0].ptr.is_null() {
-            if self.keys == KEYS_INTERN && self.cache.enabled() {
+            if interned {
                 return self.flatmap_interned(keys, values);
             }
             return self.flatmap(keys, values);
