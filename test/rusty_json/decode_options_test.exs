@@ -52,6 +52,24 @@ defmodule RustyJson.DecodeOptionsTest do
       assert :erts_debug.size(interned) < 0.6 * :erts_debug.flat_size(interned)
     end
 
+    test "intern shares keys and keys tuples across wide objects and across a detached decode's slices" do
+      # Keys that differ in one byte (field_10..field_19 once shared one cache slot, so objects of 15 or more
+      # keys lost interning), first objects as wide as the cache's first window, and a document long enough
+      # for the detached decode to yield between slices (the cache goes on with the next slice).
+      for {k, n} <- [{15, 200}, {16, 200}, {20, 200}, {32, 200}, {20, 20_000}] do
+        objects =
+          for i <- 1..n, do: "{" <> Enum.map_join(0..(k - 1), ",", &~s("field_#{&1}":#{i})) <> "}"
+
+        json = "[" <> Enum.join(objects, ",") <> "]"
+        interned = RustyJson.decode!(json, keys: :intern)
+        assert interned == RustyJson.decode!(json)
+
+        # Per object: its flat map (header, size, keys pointer, k values) and a list cell; keys shared.
+        shared = n * (k + 5)
+        assert :erts_debug.size(interned) < shared * 1.02 + 2000, "k=#{k} n=#{n}"
+      end
+    end
+
     test "intern's expected keys: prefixes, every length, escapes, spacing and the end of the input" do
       # keys: :intern expects the key that followed the previous one last time and checks the input's next 16
       # bytes against it. Random objects over keys that are prefixes of each other, of lengths 0 to 16, escaped

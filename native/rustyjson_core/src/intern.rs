@@ -314,8 +314,11 @@ impl<V: Copy + Default> KeyCache<V> {
     /// An object ended (the caller says so for each one): the cache's wait for the first object ends.
     #[inline(always)]
     pub fn object_done(&mut self) {
+        let first_object = !self.object_seen;
         self.object_seen = true;
-        if self.waiting {
+        // Waiting, or the first window ended with the first object: its misses say nothing yet, so a fresh
+        // first window starts with the next object.
+        if self.waiting || (first_object && self.first && self.check_in == 0) {
             self.waiting = false;
             self.enabled = true;
             self.check_in = FIRST_WINDOW;
@@ -444,6 +447,17 @@ mod tests {
             cache.object_done();
             assert!(cache.enabled(), "round {round}");
         }
+        // A first object of exactly a window's keys: the next object gets its own first window.
+        cache.restart();
+        for i in 0..window {
+            get(&mut cache, 200 + i, 7);
+        }
+        cache.object_done();
+        for i in 0..window {
+            assert_eq!(get(&mut cache, 200 + i, 8), 7);
+        }
+        get(&mut cache, 200, 8);
+        assert!(cache.enabled());
         // One large object of unique keys: the first window only, then nothing until it ends.
         cache.restart();
         for i in 0..1000 {

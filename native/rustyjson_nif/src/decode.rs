@@ -223,6 +223,13 @@ impl Shape {
     };
 }
 
+/// `keys: :intern`'s state carried from one slice of a detached decode to the next.
+struct InternTables {
+    cache: KeyCache<T>,
+    shapes: Vec<Shape>,
+    last_shape: usize,
+}
+
 struct TermBuilder<'a> {
     env: *mut ErlNifEnv,
     rust_env: Env<'a>,
@@ -249,6 +256,8 @@ struct TermBuilder<'a> {
     /// `keys: :intern`: recent shapes (see `flatmap_interned`), and the slot of the last one used.
     shapes: Vec<Shape>,
     last_shape: usize,
+    /// The tables went to the next slice (`suspend_intern`): nothing to give back to the thread.
+    intern_suspended: bool,
     /// Whether terms are written directly (`raw::on`), and the immediates `raw` fills fresh words with.
     raw: bool,
     fills: [T; 4],
@@ -288,6 +297,7 @@ impl<'a> TermBuilder<'a> {
             shape_idx: [0; FLATMAP_MAX],
             shapes: Vec::new(),
             last_shape: 0,
+            intern_suspended: false,
             raw: raw::on(raw_env, atoms::nil().as_c_arg()),
             fills: [atoms::nil().as_c_arg(); 4],
             hamt: hamt::on(raw_env, atoms::nil().as_c_arg()),
@@ -304,6 +314,32 @@ impl<'a> TermBuilder<'a> {
             builder.cache.restart();
         }
         builder
+    }
+
+    /// `keys: :intern`'s tables, taken out at a yield of a detached decode: its terms stay valid (nothing
+    /// collects the decode's own environment), so the next slice goes on with them instead of a restarted
+    /// cache, and keys and shapes stay shared across the whole document.
+    fn suspend_intern(&mut self) -> Option<InternTables> {
+        self.intern_suspended = true;
+        (self.keys == KEYS_INTERN).then(|| InternTables {
+            cache: std::mem::take(&mut self.cache),
+            shapes: std::mem::take(&mut self.shapes),
+            last_shape: self.last_shape,
+        })
+    }
+
+    /// Goes on with the tables of the decode's previous slice; the ones this builder took from the thread go
+    /// back to it.
+    fn resume_intern(&mut self, tables: InternTables) {
+        let fresh_cache = std::mem::replace(&mut self.cache, tables.cache);
+        let fresh_shapes = std::mem::replace(&mut self.shapes, tables.shapes);
+        self.last_shape = tables.last_shape;
+        INTERN.with(|c| {
+            if let Ok(mut c) = c.try_borrow_mut() {
+                c.0 = fresh_cache;
+                c.1 = fresh_shapes;
+            }
+        });
     }
 
     /// What the decode returns: the value, or `{:error, position}`, `{:error, {position, token}}` or
@@ -722,7 +758,7 @@ impl Drop for TermBuilder<'_> {
                 }
             });
         }
-        if self.keys == KEYS_INTERN {
+        if self.keys == KEYS_INTERN && !self.intern_suspended {
             // Give the tables back to this thread for the next call.
             INTERN.with(|c| {
                 if let Ok(mut c) = c.try_borrow_mut() {
@@ -1018,6 +1054,7 @@ struct Detached {
     reference: T,
     stacks: Stacks<T, Key>,
     pos: usize,
+    intern: Option<InternTables>,
 }
 
 // SAFETY: `env` and its terms belong to this state alone; only the one call that took it from its resource
@@ -1053,6 +1090,7 @@ pub fn decode_detached<'a>(
         reference: unsafe { enif_make_copy(own, reference.as_c_arg()) },
         stacks: take_stacks(),
         pos: 0,
+        intern: None,
     };
     run_detached(env, input, opts, state)
 }
@@ -1093,6 +1131,9 @@ fn run_detached<'a>(
     // SAFETY: `state.env` lives as long as `state`, which outlives the builder.
     let own = unsafe { Env::new(&marker, state.env) };
     let mut builder = TermBuilder::new(own, state.input, bytes, opts.decode().unwrap_or(0));
+    if let Some(tables) = state.intern.take() {
+        builder.resume_intern(tables);
+    }
     let parsed = loop {
         let limit = state.pos.saturating_add(SLICE_BYTES);
         match parser::parse_some(
@@ -1107,6 +1148,7 @@ fn run_detached<'a>(
             Ok(Progress::Paused) if started.elapsed() < YIELD_AFTER => continue,
             Ok(Progress::Paused) => {
                 // Yield: the partial terms stay where they are (nothing collects `state.env`).
+                state.intern = builder.suspend_intern();
                 drop(builder);
                 let paused = ResourceArc::new(DetachedDecode(Mutex::new(Some(state))));
                 let args = [
