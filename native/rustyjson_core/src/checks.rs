@@ -4,6 +4,7 @@
 
 use crate::buffer::Buffer;
 use crate::escape::{write_string, Mode};
+use crate::intern::{ExpectedKey, KeyCache};
 use crate::number::{write_f64, write_i64, write_u64};
 use crate::parser::{parse, Builder, ParseError, Str};
 
@@ -100,10 +101,87 @@ impl Builder for Discard {
     fn object(&mut self, _: &[()], _: &[()]) {}
 }
 
+/// A builder that records every object's keys (their bytes, in order), through the key cache as `keys: :intern`
+/// uses it (expected keys included) or by scanning alone.
+struct Keys<'a> {
+    input: &'a [u8],
+    cache: Option<KeyCache<usize>>,
+    /// The distinct keys made so far (a key's value is its index here).
+    made: Vec<Vec<u8>>,
+    objects: Vec<Vec<Vec<u8>>>,
+}
+
+impl<'a> Keys<'a> {
+    fn new(input: &'a [u8], cached: bool) -> Self {
+        Keys {
+            input,
+            cache: cached.then(KeyCache::new),
+            made: Vec::new(),
+            objects: Vec::new(),
+        }
+    }
+
+    fn make(&mut self, bytes: &[u8]) -> usize {
+        self.made.push(bytes.to_vec());
+        self.made.len() - 1
+    }
+}
+
+impl Builder for Keys<'_> {
+    type V = ();
+    type K = usize;
+    fn null(&mut self) {}
+    fn boolean(&mut self, _: bool) {}
+    fn int(&mut self, _: i64) {}
+    fn big_int(&mut self, _: &[u8]) {}
+    fn float(&mut self, _: &[u8], _: f64) {}
+    fn string(&mut self, _: Str) {}
+    fn key(&mut self, s: Str) -> Result<usize, ()> {
+        match (self.cache.take(), s) {
+            (Some(mut cache), Str::Input { start, end, .. }) => {
+                let input = self.input;
+                let k = cache
+                    .get_or_insert::<()>(input, start, end, || Ok(self.make(&input[start..end])));
+                self.cache = Some(cache);
+                k
+            }
+            (cache, s) => {
+                self.cache = cache;
+                Ok(self.make(s.bytes()))
+            }
+        }
+    }
+    fn expected_key(&mut self) -> Option<ExpectedKey> {
+        self.cache.as_ref()?.expected()
+    }
+    fn expected_key_found(&mut self, start: usize, end: usize) -> usize {
+        let k = self.cache.as_mut().unwrap().take_expected();
+        assert_eq!(
+            self.made[k],
+            &self.input[start..end],
+            "the expected key is the input's"
+        );
+        k
+    }
+    fn array(&mut self, _: &[()]) {}
+    fn object(&mut self, keys: &[usize], _: &[()]) {
+        let keys = keys.iter().map(|&k| self.made[k].clone()).collect();
+        self.objects.push(keys);
+        if let Some(cache) = &mut self.cache {
+            cache.object_done();
+        }
+    }
+}
+
 /// The parser on arbitrary bytes: it never panics, every error position lies within the input, and it accepts
 /// exactly what serde_json accepts, where the two are meant to agree (nesting under 100, which serde_json
-/// limits, and no number long enough for Jason's 1024-byte integer limit or f64 overflow rules to differ).
+/// limits, and no number long enough for Jason's 1024-byte integer limit or f64 overflow rules to differ). With
+/// the key cache and its expected keys, it reads the same keys and fails the same way as without.
 pub fn check_parse(data: &[u8]) {
+    let mut scanned = Keys::new(data, false);
+    let mut cached = Keys::new(data, true);
+    assert_eq!(parse(data, &mut scanned), parse(data, &mut cached));
+    assert_eq!(scanned.objects, cached.objects);
     let ours = parse(data, &mut Discard);
     match ours {
         Ok(()) => {}
@@ -208,7 +286,20 @@ pub(crate) mod tests {
         for _ in 0..20_000 {
             check_parse(&rng.bytes(64));
         }
-        for doc in seed_documents() {
+        // Same-shaped objects whose keys are prefixes of one another and of every length an expected key can
+        // have, so the key cache's expected keys meet mutated, cut and misplaced keys.
+        let keys: Vec<String> = (0..18).map(|n| "k".repeat(n)).collect();
+        let object = |i: usize| {
+            let body: Vec<String> = (0..keys.len())
+                .map(|j| format!("\"{}\":{}", keys[(i / 7 + j) % keys.len()], j))
+                .collect();
+            format!("{{{}}}", body.join(","))
+        };
+        let same_shaped = format!("[{}]", (0..60).map(object).collect::<Vec<_>>().join(","));
+        for doc in seed_documents()
+            .into_iter()
+            .chain([same_shaped.into_bytes()])
+        {
             let doc = &doc[..doc.len().min(16 * 1024)];
             for _ in 0..300 {
                 let mut d = doc.to_vec();
