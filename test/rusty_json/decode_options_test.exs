@@ -101,6 +101,12 @@ defmodule RustyJson.DecodeOptionsTest do
         # The same objects ending at the input's last bytes (no 16 bytes left for the last keys).
         tail = json <> ~s(   )
         assert RustyJson.decode!(tail, keys: :intern) == expected
+
+        # With the other options too: ordered objects keep every pair in order, duplicates included.
+        for opts <- [[objects: :ordered_objects], [strings: :copy]] do
+          assert RustyJson.decode!(json, [{:keys, :intern} | opts]) ==
+                   RustyJson.decode!(json, opts)
+        end
       end
     end
 
