@@ -12,13 +12,14 @@ pub const MAX_KEY: usize = 64;
 const SLOTS: usize = 1024;
 const PROBES: usize = 4;
 /// The first check comes after `FIRST_WINDOW` lookups and gives up only if none of them hit (a document whose
-/// first keys never repeat, such as one object with unique keys); later checks come every `WINDOW` lookups and
-/// give up when fewer than a quarter hit.
+/// first keys never repeat, such as one object with unique keys), and in the document's first object it only
+/// waits for that object to end (see `KeyCache::check`); later checks come every `WINDOW` lookups and give up
+/// when fewer than a quarter hit.
 const FIRST_WINDOW: u32 = 8;
 const WINDOW: u32 = 256;
 /// A cache that gave up tries again (for `FIRST_WINDOW` lookups) after this many keys: documents that start
 /// with keys that never repeat but repeat others later still get the hits, while documents whose keys never
-/// repeat pay for one key in sixteen.
+/// repeat pay for about one key in sixty-four.
 const RETRY_AFTER: u32 = 512;
 
 /// No slot (`KeyCache::last`, `Slot::next`).
