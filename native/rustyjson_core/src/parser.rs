@@ -676,8 +676,9 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// Parses a string starting at the opening quote; leaves `pos` after the closing quote.
-    #[inline]
+    /// Parses a string starting at the opening quote; leaves `pos` after the closing quote. Always inlined: as a
+    /// call it saved and restored eight registers per string, 4% of the parser's instructions on twitter.
+    #[inline(always)]
     fn string(&mut self) -> Result<Span, ParseError> {
         let input = self.input;
         let start = self.pos + 1;
