@@ -12,7 +12,7 @@ defmodule RustyJson.Soak do
           total: non_neg_integer(),
           binary: non_neg_integer(),
           rss: non_neg_integer() | nil,
-          native: non_neg_integer()
+          native: integer()
         }
 
   @shared_docs ~w(canada citm_catalog twitter github_events mesh update-center twitterescaped)
@@ -105,7 +105,8 @@ defmodule RustyJson.Soak do
       total: :erlang.memory(:total),
       binary: :erlang.memory(:binary),
       rss: rss(),
-      # Bytes the NIF's counting allocator holds now (the call also restarts its peak count).
+      # Bytes the NIF's counting allocator holds now, counted from the first sample (the call starts the count
+      # and restarts its peak).
       native: RustyJson.Native.allocator_reset_peak()
     }
   end

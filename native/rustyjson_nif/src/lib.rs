@@ -109,15 +109,16 @@ fn loaded() -> bool {
     true
 }
 
-/// Bytes the NIF's allocator holds now; restarts the peak count (for the benchmarks' native memory figure).
+/// Bytes the NIF's allocator holds now, counted from the first call of this function (which starts the count);
+/// restarts the peak count (for the benchmarks' native memory figure and the soak test).
 #[rustler::nif]
-fn allocator_reset_peak() -> usize {
+fn allocator_reset_peak() -> isize {
     alloc::reset_peak()
 }
 
 /// The most bytes the NIF's allocator held since the last `allocator_reset_peak/0`.
 #[rustler::nif]
-fn allocator_peak() -> usize {
+fn allocator_peak() -> isize {
     alloc::peak()
 }
 
