@@ -88,15 +88,15 @@ impl ExpectedKey {
     pub const MAX_LEN: usize = 14;
 
     /// The key of `len` (at most [`ExpectedKey::MAX_LEN`]) bytes held in `lo`, `hi` as little-endian words,
-    /// zero-padded.
+    /// zero-padded. (The closing quote and the mask come from tables: shifts of a u128 by a variable amount cost
+    /// a dozen instructions, and this runs for every key of `keys: :intern`.)
     #[inline(always)]
     pub fn new(lo: u64, hi: u64, len: usize) -> Self {
         debug_assert!(len <= Self::MAX_LEN);
-        let quote = b'"' as u128;
         let key = (lo as u128) | ((hi as u128) << 64);
         ExpectedKey {
-            quoted: quote | (key << 8) | (quote << (8 * (len + 1))),
-            mask: u128::MAX >> (8 * (Self::MAX_LEN - len)),
+            quoted: b'"' as u128 | (key << 8) | CLOSING_QUOTE[len],
+            mask: KEY_MASK[len],
             len,
         }
     }
@@ -120,6 +120,28 @@ impl ExpectedKey {
         }
     }
 }
+
+/// `"` as the byte after a quoted key of each length (the key after the opening quote).
+static CLOSING_QUOTE: [u128; ExpectedKey::MAX_LEN + 1] = {
+    let mut t = [0u128; ExpectedKey::MAX_LEN + 1];
+    let mut len = 0;
+    while len <= ExpectedKey::MAX_LEN {
+        t[len] = (b'"' as u128) << (8 * (len + 1));
+        len += 1;
+    }
+    t
+};
+
+/// The bytes of a quoted key of each length: both quotes and the key.
+static KEY_MASK: [u128; ExpectedKey::MAX_LEN + 1] = {
+    let mut t = [0u128; ExpectedKey::MAX_LEN + 1];
+    let mut len = 0;
+    while len <= ExpectedKey::MAX_LEN {
+        t[len] = u128::MAX >> (8 * (ExpectedKey::MAX_LEN - len));
+        len += 1;
+    }
+    t
+};
 
 /// Why a parse failed, with Jason's positions.
 #[derive(Debug, PartialEq, Eq, Clone)]

@@ -250,7 +250,7 @@ struct TermBuilder<'a> {
     /// Scratch for the key terms of large objects.
     key_terms: Vec<T>,
     /// The keys of the last unsorted flatmap (`shape_len` of them) and their sorted order.
-    shape: [Key; FLATMAP_MAX],
+    shape: [MaybeUninit<Key>; FLATMAP_MAX],
     shape_len: usize,
     shape_idx: [u8; FLATMAP_MAX],
     /// `keys: :intern`: recent shapes (see `flatmap_interned`), and the slot of the last one used.
@@ -288,11 +288,8 @@ impl<'a> TermBuilder<'a> {
             failed_key: None,
             pairs: Vec::new(),
             key_terms: Vec::new(),
-            shape: [Key {
-                term: atoms::nil().as_c_arg(),
-                ptr: std::ptr::null(),
-                len: 0,
-            }; FLATMAP_MAX],
+            // Only the first `shape_len` are ever read: left unwritten, a small decode does not pay for 768 bytes.
+            shape: [const { MaybeUninit::uninit() }; FLATMAP_MAX],
             shape_len: 0,
             shape_idx: [0; FLATMAP_MAX],
             shapes: Vec::new(),
@@ -512,17 +509,23 @@ impl<'a> TermBuilder<'a> {
     fn flatmap(&mut self, keys: &[Key], values: &[T]) -> T {
         let n = keys.len();
         // Arrays of same-shaped objects: reuse the previous object's order when its keys are the same.
-        let same_shape = self.shape_len == n
+        // SAFETY: the first `shape_len` entries were written (below) before `shape_len` was set.
+        let shape = unsafe {
+            std::slice::from_raw_parts(self.shape.as_ptr() as *const Key, self.shape_len)
+        };
+        let same_shape = shape.len() == n
             && keys
                 .iter()
-                .zip(&self.shape[..n])
+                .zip(shape)
                 .all(|(k, s)| k.term == s.term || k.bytes() == s.bytes());
         if !same_shape {
             if !sort_order(keys, &mut self.shape_idx) {
                 self.shape_len = 0;
                 return self.map_from_keys(keys, values);
             }
-            self.shape[..n].copy_from_slice(keys);
+            for (slot, k) in self.shape.iter_mut().zip(keys) {
+                slot.write(*k);
+            }
             self.shape_len = n;
         }
         if !self.raw {
