@@ -266,11 +266,17 @@ impl<V: Copy + Default> KeyCache<V> {
         make()
     }
 
-    /// Slot `i` holds the key just looked up: it is the last key's successor, and predicts the next.
+    /// Slot `i` holds the key just looked up: it is the last key's successor, and predicts the next (when it is
+    /// short enough to be expected).
     #[inline(always)]
     fn follows(&mut self, i: usize) {
+        let next = if self.slots[i].len as usize <= ExpectedKey::MAX_LEN {
+            i as u16
+        } else {
+            NONE
+        };
         if let Some(last) = self.slots.get_mut(self.last as usize) {
-            last.next = i as u16;
+            last.next = next;
         }
         self.last = i as u16;
     }
@@ -336,11 +342,12 @@ impl<V: Copy + Default> KeyCache<V> {
         if !self.enabled {
             return None;
         }
+        // `last` is a slot of this input, and so is its `next` when set: a slot's `next` restarts when a key
+        // takes the slot, and a slot of this input is not taken again before the next restart. `follows` links
+        // only keys short enough to expect.
         let next = self.slots.get(self.last as usize)?.next;
         let slot = self.slots.get(next as usize)?;
-        if slot.gen != self.gen || slot.len as usize > ExpectedKey::MAX_LEN {
-            return None;
-        }
+        debug_assert!(slot.gen == self.gen && slot.len as usize <= ExpectedKey::MAX_LEN);
         Some(ExpectedKey::new(slot.a, slot.b, slot.len as usize))
     }
 

@@ -95,7 +95,7 @@ impl ExpectedKey {
     pub fn new(lo: u64, hi: u64, len: usize) -> Self {
         debug_assert!(len <= Self::MAX_LEN);
         ExpectedKey {
-            key: (lo as u128) | ((hi as u128) << 64),
+            key: (lo as u128) | ((hi as u128) << 64) | CLOSING_QUOTE[len],
             mask: KEY_MASK[len],
             len,
         }
@@ -111,24 +111,39 @@ impl ExpectedKey {
         self.len == 0
     }
 
-    /// Whether `input[pos..]` starts with the quoted key.
+    /// Whether `input[pos..]` starts with the quoted key. (The closing quote is part of the compared word
+    /// unless the key fills all 16 bytes.)
     #[inline(always)]
     fn at(&self, input: &[u8], pos: usize) -> bool {
         input.get(pos) == Some(&b'"')
-            && input.get(pos + 1 + self.len) == Some(&b'"')
             && match input.get(pos + 1..pos + 17) {
-                Some(w) => (u128::from_le_bytes(w.try_into().unwrap()) ^ self.key) & self.mask == 0,
+                Some(w) => {
+                    (u128::from_le_bytes(w.try_into().unwrap()) ^ self.key) & self.mask == 0
+                        && (self.len < Self::MAX_LEN || input.get(pos + 17) == Some(&b'"'))
+                }
                 None => false,
             }
     }
 }
 
-/// The bytes of a key of each length, in a little-endian 16-byte word.
-static KEY_MASK: [u128; ExpectedKey::MAX_LEN + 1] = {
+/// The closing quote after a key of each length, in the key's 16-byte word (none for 16 bytes: it is checked
+/// apart).
+static CLOSING_QUOTE: [u128; ExpectedKey::MAX_LEN + 1] = {
     let mut t = [0u128; ExpectedKey::MAX_LEN + 1];
-    let mut len = 1;
-    while len <= ExpectedKey::MAX_LEN {
-        t[len] = u128::MAX >> (8 * (ExpectedKey::MAX_LEN - len));
+    let mut len = 0;
+    while len < ExpectedKey::MAX_LEN {
+        t[len] = (b'"' as u128) << (8 * len);
+        len += 1;
+    }
+    t
+};
+
+/// The bytes of a key of each length and its closing quote, in a little-endian 16-byte word.
+static KEY_MASK: [u128; ExpectedKey::MAX_LEN + 1] = {
+    let mut t = [u128::MAX; ExpectedKey::MAX_LEN + 1];
+    let mut len = 0;
+    while len < ExpectedKey::MAX_LEN {
+        t[len] = u128::MAX >> (8 * (ExpectedKey::MAX_LEN - len - 1));
         len += 1;
     }
     t
