@@ -24,6 +24,8 @@ test: deps
 	cd native && cargo fmt --all --check
 	cd native && cargo clippy --workspace --all-targets --release -- -D warnings
 	cd native && cargo test --workspace --release
+	# The core again with overflow checks (the release profile wraps silently).
+	cd native && cargo test -p rustyjson_core
 	scripts/dialyzer
 
 # Dialyzer from apt's erlang-dialyzer; the PLT is built once (a few minutes) and cached in ~/.cache/rusty_json.

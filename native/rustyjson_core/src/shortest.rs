@@ -41,13 +41,15 @@ const fn compute_dec_exp(bin_exp: i32, regular: bool) -> i32 {
     (bin_exp * LOG10_2_SIG - !regular as i32 * LOG10_3_OVER_4_SIG) >> LOG10_2_EXP
 }
 
-/// The shift that gives the scaled significand a fixed 128-bit fractional part.
+/// The shift that gives the scaled significand a fixed 128-bit fractional part, before `EXTRA_SHIFT` is added (it
+/// can be negative, down to -2 for powers of two; as a `u8`, as it was, only the release build's wrapping shifts
+/// made it come out right, because 256 is a multiple of 64, and the overflow-checked build panicked on 1.0).
 #[inline(always)]
-const fn compute_exp_shift(bin_exp: i32, dec_exp: i32) -> u8 {
+const fn compute_exp_shift(bin_exp: i32, dec_exp: i32) -> i32 {
     const LOG2_POW10_SIG: i32 = 217_707;
     const LOG2_POW10_EXP: i32 = 16;
     let pow10_bin_exp = (-dec_exp * LOG2_POW10_SIG) >> LOG2_POW10_EXP;
-    (bin_exp + pow10_bin_exp + 1) as u8
+    bin_exp + pow10_bin_exp + 1
 }
 
 const POW10_MINOR: [u64; 28] = [
@@ -189,7 +191,7 @@ pub fn decimal(bits: u64) -> (u64, i32) {
 fn to_decimal(bin_sig: u64, bin_exp: i32, regular: bool) -> (u64, i32, u64, bool) {
     if !regular {
         let dec_exp = compute_dec_exp(bin_exp, false);
-        let shift = compute_exp_shift(bin_exp, dec_exp + 1) as u32 + EXTRA_SHIFT;
+        let shift = (compute_exp_shift(bin_exp, dec_exp + 1) + EXTRA_SHIFT as i32) as u32;
         let pow10 = pow10(-dec_exp - 1);
         let p = umul192_hi128(pow10.hi, pow10.lo, bin_sig << shift);
         let mut integral = p.hi >> EXTRA_SHIFT;
@@ -206,7 +208,7 @@ fn to_decimal(bin_sig: u64, bin_exp: i32, regular: bool) -> (u64, i32, u64, bool
         return (integral, dec_exp, digit, !(round_up || round_down));
     }
     let dec_exp = compute_dec_exp(bin_exp, true);
-    let shift = compute_exp_shift(bin_exp, dec_exp + 1) as u32 + EXTRA_SHIFT;
+    let shift = (compute_exp_shift(bin_exp, dec_exp + 1) + EXTRA_SHIFT as i32) as u32;
     let even = 1 - (bin_sig & 1);
     // Xiang JunBo's optimisation (as zmij): scale by 10^(-dec_exp - 1) to get the shorter candidate directly
     // and derive the extra digit from the fractional part.
