@@ -91,6 +91,8 @@ pub struct KeyCache<V: Copy + Default> {
     gen: u32,
     /// The slot of the last key looked up (or `NONE`): its `next` predicts the key after it.
     last: u16,
+    /// `next` of `last`'s slot, kept here as `last` changes: a prediction then starts one dependent load closer.
+    ahead: u16,
     /// An object has ended in this input; the cache waits for that before it gives up on a first window.
     object_seen: bool,
     waiting: bool,
@@ -138,6 +140,7 @@ impl<V: Copy + Default> KeyCache<V> {
             enabled: true,
             gen: 1,
             last: NONE,
+            ahead: NONE,
             object_seen: false,
             waiting: false,
         }
@@ -152,6 +155,7 @@ impl<V: Copy + Default> KeyCache<V> {
         self.first = true;
         self.enabled = true;
         self.last = NONE;
+        self.ahead = NONE;
         self.object_seen = false;
         self.waiting = false;
         self.gen = self.gen.wrapping_add(1);
@@ -204,6 +208,7 @@ impl<V: Copy + Default> KeyCache<V> {
         let len = end - start;
         if !self.look_up_next() || len > MAX_KEY {
             self.last = NONE;
+            self.ahead = NONE;
             return make();
         }
         self.count_lookup();
@@ -263,6 +268,7 @@ impl<V: Copy + Default> KeyCache<V> {
             i = (i + 1) & (SLOTS - 1);
         }
         self.last = NONE;
+        self.ahead = NONE;
         make()
     }
 
@@ -279,6 +285,7 @@ impl<V: Copy + Default> KeyCache<V> {
             last.next = next;
         }
         self.last = i as u16;
+        self.ahead = self.slots[i].next;
     }
 
     /// Counts a lookup towards the hit-rate check, which runs (before it) once a window of lookups is done.
@@ -342,11 +349,10 @@ impl<V: Copy + Default> KeyCache<V> {
         if !self.enabled {
             return None;
         }
-        // `last` is a slot of this input, and so is its `next` when set: a slot's `next` restarts when a key
-        // takes the slot, and a slot of this input is not taken again before the next restart. `follows` links
-        // only keys short enough to expect.
-        let next = self.slots.get(self.last as usize)?.next;
-        let slot = self.slots.get(next as usize)?;
+        // `ahead` (the `next` of `last`, a slot of this input) is a slot of this input too when set: a slot's
+        // `next` restarts when a key takes the slot, and a slot of this input is not taken again before the next
+        // restart. `follows` links only keys short enough to expect.
+        let slot = self.slots.get(self.ahead as usize)?;
         debug_assert!(slot.gen == self.gen && slot.len as usize <= ExpectedKey::MAX_LEN);
         Some(ExpectedKey::new(slot.a, slot.b, slot.len as usize))
     }
@@ -356,10 +362,12 @@ impl<V: Copy + Default> KeyCache<V> {
     /// predictions hold (a check then also finds more hits than a quarter of its lookups).
     #[inline(always)]
     pub fn take_expected(&mut self) -> V {
-        let next = self.slots[self.last as usize].next;
+        let next = self.ahead;
+        let slot = &self.slots[next as usize];
         self.hits += 1;
         self.last = next;
-        self.slots[next as usize].value
+        self.ahead = slot.next;
+        slot.value
     }
 }
 
