@@ -154,8 +154,7 @@ impl<V: Copy + Default> KeyCache<V> {
         self.off_for = 0;
         self.first = true;
         self.enabled = true;
-        self.last = NONE;
-        self.ahead = NONE;
+        self.forget_last();
         self.object_seen = false;
         self.waiting = false;
         self.gen = self.gen.wrapping_add(1);
@@ -207,8 +206,7 @@ impl<V: Copy + Default> KeyCache<V> {
     ) -> Result<V, E> {
         let len = end - start;
         if !self.look_up_next() || len > MAX_KEY {
-            self.last = NONE;
-            self.ahead = NONE;
+            self.forget_last();
             return make();
         }
         self.count_lookup();
@@ -267,8 +265,7 @@ impl<V: Copy + Default> KeyCache<V> {
             }
             i = (i + 1) & (SLOTS - 1);
         }
-        self.last = NONE;
-        self.ahead = NONE;
+        self.forget_last();
         make()
     }
 
@@ -286,6 +283,13 @@ impl<V: Copy + Default> KeyCache<V> {
         }
         self.last = i as u16;
         self.ahead = self.slots[i].next;
+    }
+
+    /// No last key, so nothing to predict the next one from.
+    #[inline(always)]
+    fn forget_last(&mut self) {
+        self.last = NONE;
+        self.ahead = NONE;
     }
 
     /// Counts a lookup towards the hit-rate check, which runs (before it) once a window of lookups is done.
