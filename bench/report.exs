@@ -47,7 +47,7 @@ defmodule RustyJson.Bench.Report do
     )
 
     results = for run <- 1..runs, do: time_all(inputs, libs, timing, run)
-    all_cores = floor_on_all_cores(inputs, timing)
+    all_cores = floor_on_all_cores(inputs, libs, timing)
     costs = costs_all(inputs, libs)
     elapsed = System.monotonic_time(:second) - started
 
@@ -400,8 +400,11 @@ defmodule RustyJson.Bench.Report do
   # on every CPU (as a deployed VM runs). Pinned, a result of 128K words or more (about 1 MB) makes the caller's
   # next collection hop to a dirty scheduler that shares the one core with the caller's scheduler
   # (bench/notes/20-decode.md), so the pinned ratio is the dearer one. nil when the VM was not pinned.
-  defp floor_on_all_cores(inputs, timing) do
+  defp floor_on_all_cores(inputs, libs, timing) do
     online = :erlang.system_info(:logical_processors_online)
+    # The same decode functions as the pinned table's.
+    {_, _, rj_dec} = List.keyfind(libs, "RustyJson", 0)
+    {_, _, floor_dec} = Suite.floor()
 
     with pinned when is_binary(pinned) <- cpus_allowed(),
          true <- String.match?(pinned, ~r/^\d+$/) and is_integer(online) and online > 1,
@@ -413,8 +416,8 @@ defmodule RustyJson.Bench.Report do
 
             {name,
              [
-               {"RustyJson", fn -> RustyJson.decode!(json) end},
-               {"ETF floor", fn -> :erlang.binary_to_term(etf) end}
+               {"RustyJson", fn -> rj_dec.(json) end},
+               {"ETF floor", fn -> floor_dec.(etf) end}
              ]}
           end
 
