@@ -131,25 +131,28 @@ defmodule RustyJson.Encode do
         {value(struct, opts), registered}
 
       _ ->
-        impl = RustyJson.Encoder.impl_for(struct)
-
-        if register(impl, struct),
-          do: {value(struct, opts), Map.put(registered, module, map_size(struct))},
-          else: {impl.encode(struct, opts), registered}
+        case register(struct) do
+          {:ok, _fields} -> {value(struct, opts), Map.put(registered, module, map_size(struct))}
+          :error -> {RustyJson.Encoder.encode(struct, opts), registered}
+        end
     end
   end
 
   # Registers the template of a derived struct's module with the NIF (then it writes such structs itself).
-  # Returns whether the NIF can now write `struct`.
-  defp register(impl, %module{} = struct) do
-    if function_exported?(impl, :__template__, 0) do
-      {all_keys, fields, keys} = impl.__template__()
+  # `{:ok, written fields}` when the NIF can now write `struct`.
+  defp register(%module{} = struct) do
+    impl = RustyJson.Encoder.impl_for(struct)
 
-      # A map that is not the struct's shape stays with the protocol (the NIF would leave it again).
-      Native.register_template(module, all_keys, fields, keys) == :ok and
-        map_size(struct) == length(all_keys) and Enum.all?(fields, &is_map_key(struct, &1))
+    # `apply/3`: only derived implementations define `__template__/0`, and Elixir 1.20's type checker, which does
+    # not follow the `function_exported?/3` guard, would flag the call on every other implementation module.
+    with true <- function_exported?(impl, :__template__, 0),
+         {all_keys, fields, keys} <- apply(impl, :__template__, []),
+         :ok <- Native.register_template(module, all_keys, fields, keys),
+         # A map that is not the struct's shape stays with the protocol (the NIF would leave it again).
+         true <- map_size(struct) == length(all_keys) and Enum.all?(fields, &is_map_key(struct, &1)) do
+      {:ok, fields}
     else
-      false
+      _ -> :error
     end
   end
 
@@ -230,14 +233,12 @@ defmodule RustyJson.Encode do
 
   # A derived struct stays a struct (the NIF writes it from its template) with its written fields resolved.
   defp resolve_struct(struct, opts) do
-    impl = RustyJson.Encoder.impl_for(struct)
+    case register(struct) do
+      {:ok, fields} ->
+        Enum.reduce(fields, struct, fn field, acc -> Map.update!(acc, field, &resolve(&1, opts)) end)
 
-    if register(impl, struct) do
-      {_all_keys, fields, _keys} = impl.__template__()
-
-      Enum.reduce(fields, struct, fn field, acc -> Map.update!(acc, field, &resolve(&1, opts)) end)
-    else
-      %Fragment{encode: impl.encode(struct, opts)}
+      :error ->
+        %Fragment{encode: RustyJson.Encoder.encode(struct, opts)}
     end
   end
 end
