@@ -1,3 +1,6 @@
 Code.require_file("support/apt_libs.exs", __DIR__)
-RustyJson.AptLibs.add_paths!([:jiffy, :proper])
+Code.require_file("support/reference.exs", __DIR__)
+RustyJson.AptLibs.add_paths!([:proper])
+RustyJson.AptLibs.add_paths_if_present([:jiffy])
+IO.puts("Reference JSON implementations on this VM: #{inspect(RustyJson.Reference.names())}")
 ExUnit.start()

@@ -1,7 +1,10 @@
 defmodule RustyJson.DecodePropertyTest do
-  # PropEr (from apt) inside ExUnit: decode(encode(term)) round-trips, and decoding generated JSON text (random
-  # whitespace, escapes, unicode and number layouts) gives jiffy's result.
+  # PropEr (from apt) inside ExUnit: decode(encode(term)) round-trips for the encoders of every reference on this
+  # VM (jiffy, OTP's :json; see RustyJson.Reference), and decoding generated JSON text (random whitespace, escapes,
+  # unicode and number layouts) gives every reference's result.
   use ExUnit.Case, async: true
+
+  alias RustyJson.Reference
 
   alias :proper_types, as: T
 
@@ -56,10 +59,12 @@ defmodule RustyJson.DecodePropertyTest do
   test "decode(encode(term)) == term" do
     check(
       :proper.forall(value(4), fn term ->
-        json = IO.iodata_to_binary(:jiffy.encode(term, [:use_nil]))
+        Enum.all?(Reference.names(), fn ref ->
+          json = Reference.encode!(ref, term)
 
-        RustyJson.decode!(json) === term and RustyJson.decode!(json, keys: :intern) === term and
-          RustyJson.decode!(json, strings: :copy) === term
+          RustyJson.decode!(json) === term and RustyJson.decode!(json, keys: :intern) === term and
+            RustyJson.decode!(json, strings: :copy) === term
+        end)
       end)
     )
   end
@@ -71,7 +76,7 @@ defmodule RustyJson.DecodePropertyTest do
   end
 
   defp ws do
-    Enum.map(1..Enum.random([0, 0, 0, 1, 3]), fn _ -> Enum.random([" ", "\t", "\n", "\r"]) end)
+    Enum.map(1..Enum.random([0, 0, 0, 1, 3])//1, fn _ -> Enum.random([" ", "\t", "\n", "\r"]) end)
     |> Enum.take(Enum.random(0..3))
   end
 
@@ -139,12 +144,17 @@ defmodule RustyJson.DecodePropertyTest do
     ["\\u", if(Enum.random(1..2) == 1, do: String.downcase(hex), else: hex)]
   end
 
-  test "decoding generated JSON text gives jiffy's result" do
+  test "decoding generated JSON text gives the references' result" do
     check(
       :proper.forall(T.tuple([value(4), T.range(1, 1_000_000)]), fn {term, seed} ->
         json = render(term, seed)
-        jiffy = :jiffy.decode(json, [:return_maps, :use_nil])
-        RustyJson.decode!(json) === jiffy and RustyJson.decode!(json, keys: :intern) === jiffy
+        # (Maps are rendered from Map.new/1: no duplicate keys, where the references differ.)
+        Enum.all?(Reference.names(), fn ref ->
+          {:ok, expected} = Reference.decode(ref, json)
+
+          RustyJson.decode!(json) === expected and
+            RustyJson.decode!(json, keys: :intern) === expected
+        end)
       end)
     )
   end

@@ -295,8 +295,12 @@ defmodule RustyJson.EncodeApiTest do
     test "large terms (past the normal scheduler's budget) give the same output and errors" do
       big = Enum.map(1..100_000, &%{"i" => &1, "s" => "x#{&1}", "f" => &1 / 3})
       json = RustyJson.encode!(big)
-      assert :jiffy.decode(json, [:return_maps]) == big
-      assert RustyJson.encode!(big, pretty: true) |> :jiffy.decode([:return_maps]) == big
+      pretty = RustyJson.encode!(big, pretty: true)
+
+      for ref <- RustyJson.Reference.names() do
+        assert RustyJson.Reference.decode!(ref, json) == big, "as #{ref}"
+        assert RustyJson.Reference.decode!(ref, pretty) == big, "as #{ref}"
+      end
 
       assert {:error, %EncodeError{message: "invalid byte 0xFF in <<255>>"}} =
                RustyJson.encode(big ++ [<<255>>])

@@ -82,7 +82,10 @@ defmodule RustyJson.PhoenixPlugContractTest do
       assert decoded["user"] == %{"name" => "Ada", "age" => 36, "email" => "ada@example.com"}
       assert decoded["price"] == %{"amount" => 10, "currency" => "EUR"}
       assert decoded["at"] == "2026-11-22T12:00:00Z"
-      assert :jiffy.decode(json, [:return_maps, :use_nil]) == decoded
+
+      for ref <- RustyJson.Reference.names() do
+        assert RustyJson.Reference.decode(ref, json) == {:ok, decoded}, "as #{ref}"
+      end
     end
 
     test "channel messages round-trip through encode!/1 and decode!/1", %{json_library: lib} do
