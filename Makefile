@@ -5,7 +5,7 @@ export PATH := $(HOME)/.cargo/bin:$(PATH)
 export LC_ALL := C.UTF-8
 export LANG := C.UTF-8
 
-.PHONY: demo test deps build dialyzer bench bench-quick fuzz soak latency worst-case clean
+.PHONY: demo test test-matrix deps build dialyzer bench bench-quick fuzz soak latency worst-case clean
 
 deps:
 	@scripts/install-deps
@@ -27,6 +27,13 @@ test: deps
 	# The core again with overflow checks (the release profile wraps silently).
 	cd native && cargo test -p rustyjson_core
 	scripts/dialyzer
+
+# The version matrix: compile with warnings as errors and run the tests on OTP 27 / Elixir 1.18 (Debian trixie)
+# and OTP 29 / Elixir 1.20 (Debian sid), in Debian roots built once with debootstrap from the host's apt mirror
+# and cached in ~/.cache/rusty_json/roots (needs root). One suite: make test-matrix SUITES=sid
+SUITES ?= trixie sid
+test-matrix: deps
+	scripts/test-matrix $(SUITES)
 
 # Dialyzer from apt's erlang-dialyzer; the PLT is built once (a few minutes) and cached in ~/.cache/rusty_json.
 dialyzer: deps

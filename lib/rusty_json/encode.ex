@@ -149,7 +149,8 @@ defmodule RustyJson.Encode do
          {all_keys, fields, keys} <- apply(impl, :__template__, []),
          :ok <- Native.register_template(module, all_keys, fields, keys),
          # A map that is not the struct's shape stays with the protocol (the NIF would leave it again).
-         true <- map_size(struct) == length(all_keys) and Enum.all?(fields, &is_map_key(struct, &1)) do
+         true <-
+           map_size(struct) == length(all_keys) and Enum.all?(fields, &is_map_key(struct, &1)) do
       {:ok, fields}
     else
       _ -> :error
@@ -193,7 +194,9 @@ defmodule RustyJson.Encode do
     do: resolve_struct(struct, opts)
 
   defp resolve(map, opts) when is_map(map) do
-    if Enum.all?(Map.keys(map), &native_key?/1) do
+    # A map of more than 32 keys stays a map only if the NIF knows how to list it as `Map.to_list/1` does.
+    if Enum.all?(Map.keys(map), &native_key?/1) and
+         (map_size(map) <= 32 or Native.map_order() != :unknown) do
       :maps.map(fn _key, value -> resolve(value, opts) end, map)
     else
       %Fragment{encode: {:object, resolve_pairs(Map.to_list(map), opts)}}
@@ -235,7 +238,9 @@ defmodule RustyJson.Encode do
   defp resolve_struct(struct, opts) do
     case register(struct) do
       {:ok, fields} ->
-        Enum.reduce(fields, struct, fn field, acc -> Map.update!(acc, field, &resolve(&1, opts)) end)
+        Enum.reduce(fields, struct, fn field, acc ->
+          Map.update!(acc, field, &resolve(&1, opts))
+        end)
 
       :error ->
         %Fragment{encode: RustyJson.Encoder.encode(struct, opts)}

@@ -38,8 +38,25 @@ defmodule RustyJson.Native do
     end
   end
 
-  defp handle_load(:ok), do: :ok
+  defp handle_load(:ok), do: learn_map_order()
   defp handle_load({:error, message}), do: remember_failure(message)
+
+  @doc false
+  # Maps of more than 32 keys are written in `Map.to_list/1` order (Jason's), which the NIF learns from the
+  # running VM: a 64-key map and its keys as `:maps.to_list/1` lists them (`map_order.rs`).
+  @spec learn_map_order() :: :ok
+  def learn_map_order do
+    probe = :maps.from_list(for i <- 1..64, do: {i, i})
+    order = learn_map_order(probe, for({key, _} <- :maps.to_list(probe), do: key))
+    :persistent_term.put({__MODULE__, :map_order}, order)
+    :ok
+  end
+
+  @doc false
+  # How the NIF walks a map of more than 32 keys to list it as `Map.to_list/1` does: `:from_head`,
+  # `:from_tail`, or `:unknown` (then Elixir lists such maps itself).
+  @spec map_order() :: :from_head | :from_tail | :unknown
+  def map_order, do: :persistent_term.get({__MODULE__, :map_order}, :unknown)
 
   # The module still loads, so the stubs can raise the reason instead of an opaque "module not available".
   defp remember_failure(message) do
@@ -58,6 +75,9 @@ defmodule RustyJson.Native do
 
   @doc false
   def encode(_term, _opts), do: not_loaded()
+
+  @doc false
+  def learn_map_order(_map, _keys), do: not_loaded()
 
   @doc false
   def decode(_input, _opts), do: not_loaded()

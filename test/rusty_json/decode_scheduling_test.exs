@@ -107,6 +107,64 @@ defmodule RustyJson.DecodeSchedulingTest do
     assert decoded == [expected, expected, expected]
   end
 
+  test "objects of a million keys and arrays of millions of items never hold a normal scheduler 20 ms" do
+    # One VM map build of a million keys takes a normal scheduler 200-400 ms, and with a duplicate key OTP 29
+    # refuses the build (the first try, before the duplicates are dropped). Large containers are built on a dirty
+    # scheduler, between normal slices.
+    n = 1_000_000
+    keys = Enum.map_join(1..n, ",", &~s("key_#{&1}":#{&1}))
+    unique = "{" <> keys <> "}"
+    duplicate = "{" <> keys <> ~s(,"key_5":0})
+    ten_keys = "{" <> Enum.map_join(1..n, ",", &~s("k#{rem(&1, 10)}":#{&1})) <> "}"
+    items = "[" <> String.duplicate("1,", 3 * n) <> "1]"
+    nested = ~s({"a":[) <> unique <> "," <> items <> "]}"
+    inputs = [unique, duplicate, ten_keys, items, nested]
+
+    summary = fn
+      list when is_list(list) ->
+        {:list, Enum.reduce(list, 0, fn _, n -> n + 1 end)}
+
+      %{"a" => [map, list]} ->
+        {:nested, map_size(map), Enum.reduce(list, 0, fn _, n -> n + 1 end)}
+
+      map ->
+        {:map, map_size(map), map["key_5"] || map["k5"]}
+    end
+
+    expected = [
+      {:map, n, 5},
+      {:map, n, 5},
+      {:map, 10, 5},
+      {:list, 3 * n + 1},
+      {:nested, n, 3 * n + 1}
+    ]
+
+    assert Enum.map(inputs, &summary.(Native.decode_dirty(&1, 0))) == expected
+
+    decoded =
+      LongSchedule.without_long_schedules(@hold_ms, fn ->
+        Enum.map(inputs, &summary.(RustyJson.decode!(&1)))
+      end)
+
+    assert decoded == expected
+  end
+
+  test "large objects of small inputs too: the in-heap decode defers their builds as well" do
+    # Under 64 KiB (the in-heap decode): objects of 2,048 pairs and more are built on a dirty scheduler.
+    object = fn n -> "{" <> Enum.map_join(1..n, ",", &~s("#{&1}":#{rem(&1, 10)})) <> "}" end
+
+    for json <- [
+          object.(2_047),
+          object.(2_048),
+          object.(6_000),
+          "[" <> object.(3_000) <> ",[1,2]]"
+        ] do
+      assert byte_size(json) < 65_536
+      assert Native.decode(json, 0) === Native.decode_dirty(json, 0)
+      assert RustyJson.decode!(json) === Native.decode_dirty(json, 0)
+    end
+  end
+
   test "a caller killed during a detached decode takes the decode with it" do
     big = "[" <> Enum.map_join(1..300_000, ",", &~s({"i":#{&1},"f":#{&1}.5})) <> "]"
 

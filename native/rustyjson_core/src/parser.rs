@@ -9,6 +9,10 @@ use crate::utf8;
 /// Jason's limit: an integer token longer than this many bytes is an error.
 pub const MAX_INTEGER_TOKEN: usize = 1024;
 
+/// Containers of at least this many entries (an object's pairs, an array's items) are offered to
+/// [`Builder::defer_build`] before they are built.
+pub const LARGE_CONTAINER: usize = 2048;
+
 /// Where a string's bytes are: a slice of the input (no escapes) or unescaped bytes in a scratch buffer.
 #[derive(Clone, Copy, Debug)]
 pub enum Str<'a> {
@@ -71,6 +75,14 @@ pub trait Builder {
     fn array(&mut self, items: &[Self::V]) -> Self::V;
     /// An object: `keys[i]` maps to `values[i]`, in document order (duplicates possible; the first wins).
     fn object(&mut self, keys: &[Self::K], values: &[Self::V]) -> Self::V;
+    /// Whether to stop before building the container about to close, of `len` entries (at least
+    /// [`LARGE_CONTAINER`]), so the caller can build it elsewhere: a NIF on a normal scheduler moves the build of
+    /// a million-key map (hundreds of milliseconds in one VM call) to a dirty one. The parser then returns
+    /// [`Progress::Paused`] with the closing bracket unread, and asks again when called again.
+    #[inline(always)]
+    fn defer_build(&mut self, _len: usize, _object: bool) -> bool {
+        false
+    }
 }
 
 /// A predicted object key, matched against the input in one 16-byte load: the key's bytes, zero-padded, and the
@@ -250,7 +262,8 @@ pub fn parse_with<B: Builder>(
 pub enum Progress<V> {
     /// The document's value.
     Done(V),
-    /// Stopped past the limit at a boundary: after `[`, `,` in an array, `"key":`, or a closing bracket.
+    /// Stopped past the limit at a boundary: after `[`, `,` in an array, `"key":`, or a closing bracket; or
+    /// before a closing bracket whose build the builder deferred ([`Builder::defer_build`]).
     Paused,
 }
 
@@ -481,8 +494,14 @@ impl<'a> Parser<'a> {
                         continue 'value;
                     }
                     (Kind::Array, b']') => {
-                        self.pos += 1;
                         let start = frame.values_start;
+                        let len = values.len() - start + 1;
+                        if len >= LARGE_CONTAINER && b.defer_build(len, false) {
+                            values.push(v);
+                            *held = true;
+                            return Ok(None);
+                        }
+                        self.pos += 1;
                         frames.pop();
                         if start == values.len() {
                             // Single-element array: no collection.
@@ -494,9 +513,15 @@ impl<'a> Parser<'a> {
                         }
                     }
                     (Kind::Object, b'}') => {
-                        self.pos += 1;
                         let start = frame.values_start;
                         let kstart = frame.keys_start;
+                        let len = keys.len() - kstart;
+                        if len >= LARGE_CONTAINER && b.defer_build(len, true) {
+                            values.push(v);
+                            *held = true;
+                            return Ok(None);
+                        }
+                        self.pos += 1;
                         frames.pop();
                         if start == values.len() {
                             v = b.object(&keys[kstart..], std::slice::from_ref(&v));
@@ -1006,6 +1031,9 @@ mod tests {
     struct Tree {
         arena: Vec<Value>,
         reject_key: Option<&'static str>,
+        /// Defer every large container's build once (`defer_build`), counting the deferrals.
+        defer_large: bool,
+        deferred: Vec<(usize, bool)>,
     }
 
     impl Tree {
@@ -1059,6 +1087,15 @@ mod tests {
                     .collect(),
             );
             self.add(v)
+        }
+        fn defer_build(&mut self, len: usize, object: bool) -> bool {
+            // Asked again for the same container when the parse goes on: build it then.
+            let again = self.deferred.last() == Some(&(len, object));
+            if self.defer_large && !again {
+                self.deferred.push((len, object));
+                return true;
+            }
+            false
         }
     }
 
@@ -1246,6 +1283,36 @@ mod tests {
                 String::from_utf8_lossy(input)
             );
         }
+    }
+
+    #[test]
+    fn deferred_builds_pause_before_the_bracket_and_resume_to_the_same_value() {
+        let n = LARGE_CONTAINER;
+        let items = (0..n).map(|i| i.to_string()).collect::<Vec<_>>().join(",");
+        let pairs = (0..n)
+            .map(|i| format!("\"k{i}\":{i}"))
+            .collect::<Vec<_>>()
+            .join(",");
+        let small = "[1,2]";
+        let doc = format!("[[{items}],{{{pairs}}},{small},{{\"x\":[{items}]}}]");
+        let expected = parse_str(doc.as_bytes()).unwrap();
+        let mut t = Tree {
+            defer_large: true,
+            ..Tree::default()
+        };
+        let mut stacks = Stacks::default();
+        let mut pos = 0;
+        let mut pauses = Vec::new();
+        let v = loop {
+            match parse_some(doc.as_bytes(), &mut t, &mut stacks, &mut pos, usize::MAX).unwrap() {
+                Progress::Done(v) => break v,
+                Progress::Paused => pauses.push(doc.as_bytes()[pos]),
+            }
+        };
+        assert_eq!(t.arena[v], expected);
+        // Each large container once, before its closing bracket; the small ones and the outer array not at all.
+        assert_eq!(pauses, b"]}]");
+        assert_eq!(t.deferred, [(n, false), (n, true), (n, false)]);
     }
 
     #[test]

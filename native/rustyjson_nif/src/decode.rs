@@ -6,7 +6,8 @@
 use crate::continuation;
 use rustler::sys::{
     enif_alloc_env, enif_consume_timeslice, enif_free_env, enif_get_tuple, enif_make_copy,
-    enif_schedule_nif, enif_self, enif_send, ErlNifPid,
+    enif_schedule_nif, enif_self, enif_send, ErlNifDirtyTaskFlags, ErlNifPid,
+    ERL_NIF_DIRTY_JOB_CPU_BOUND, ERL_NIF_NORMAL_JOB,
 };
 use rustler::sys::{
     enif_binary_to_term, enif_get_map_size, enif_inspect_binary, enif_make_atom_len,
@@ -20,6 +21,7 @@ use rustler::{Encoder, Env, Term};
 use rustyjson_core::intern::{hash_bytes, ExpectedKey, KeyCache};
 use rustyjson_core::parser::{self, Builder, ParseError, Progress, Stacks, Str};
 use std::cell::RefCell;
+use std::collections::HashSet;
 use std::ffi::c_int;
 use std::mem::ManuallyDrop;
 use std::mem::MaybeUninit;
@@ -266,6 +268,9 @@ struct TermBuilder<'a> {
     hamt: bool,
     large_shapes: Vec<LargeShape>,
     large_fills: Vec<T>,
+    /// On a normal scheduler: large containers are left for a dirty one (`defer_build`), and whether one was.
+    defer_large: bool,
+    deferred: bool,
 }
 
 impl<'a> TermBuilder<'a> {
@@ -300,6 +305,8 @@ impl<'a> TermBuilder<'a> {
             hamt: hamt::on(raw_env, atoms::nil().as_c_arg()),
             large_shapes: Vec::new(),
             large_fills: Vec::new(),
+            defer_large: false,
+            deferred: false,
         };
         if builder.keys == KEYS_INTERN {
             INTERN.with(|c| {
@@ -666,13 +673,52 @@ impl<'a> TermBuilder<'a> {
         map
     }
 
+    /// A map of more than 32 keys, built by the VM. Duplicate keys are rare, and found by the VM's build: its
+    /// size falls short (OTP 25 and 27 accept them, into a hash map that may hold 32 keys or fewer, which the VM
+    /// never makes and `===` and lookups misread) or it refuses them (OTP 29). Then the map is built again from
+    /// the first pair of each key, as Jason keeps.
     fn large_map_by_vm(&mut self, keys: &[Key], values: &[T]) -> T {
         self.key_terms.clear();
         self.key_terms.extend(keys.iter().map(|k| k.term));
-        let key_terms = std::mem::take(&mut self.key_terms);
-        let map = self.map_of(&key_terms, values);
-        self.key_terms = key_terms;
-        map
+        if let Some(map) = self.distinct_map(&self.key_terms, values) {
+            return map;
+        }
+        let mut seen = HashSet::with_capacity(keys.len());
+        self.key_terms.clear();
+        let mut firsts = Vec::new();
+        for (k, &v) in keys.iter().zip(values) {
+            // Atom keys (no bytes) are equal when their terms are.
+            let id = if k.ptr.is_null() {
+                Err(term_bits(k.term))
+            } else {
+                Ok(k.bytes())
+            };
+            if seen.insert(id) {
+                self.key_terms.push(k.term);
+                firsts.push(v);
+            }
+        }
+        self.distinct_map(&self.key_terms, &firsts)
+            .expect("distinct keys make a map")
+    }
+
+    /// The map of `keys` (distinct, as the VM checks: `None` otherwise) to `values`.
+    fn distinct_map(&self, keys: &[T], values: &[T]) -> Option<T> {
+        let mut map = MaybeUninit::<T>::uninit();
+        let mut size = 0;
+        unsafe {
+            let made = enif_make_map_from_arrays(
+                self.env,
+                keys.as_ptr(),
+                values.as_ptr(),
+                keys.len(),
+                map.as_mut_ptr(),
+            ) != 0;
+            (made
+                && enif_get_map_size(self.env, map.assume_init(), &mut size) != 0
+                && size == keys.len())
+            .then(|| map.assume_init())
+        }
     }
 
     /// Builds the flatmap with its pairs in `shape_idx` order (sorted, no duplicate keys).
@@ -699,8 +745,11 @@ impl<'a> TermBuilder<'a> {
         self.map_of(ks, values)
     }
 
+    /// The map of at most 32 `keys` to `values`: a flatmap, which the VM refuses to make with duplicate keys;
+    /// then the first of each wins, as in Jason, by puts from the last pair back.
     #[inline(always)]
     fn map_of(&self, keys: &[T], values: &[T]) -> T {
+        debug_assert!(keys.len() <= FLATMAP_MAX);
         let mut map = MaybeUninit::<T>::uninit();
         unsafe {
             if enif_make_map_from_arrays(
@@ -711,36 +760,8 @@ impl<'a> TermBuilder<'a> {
                 map.as_mut_ptr(),
             ) != 0
             {
-                let map = map.assume_init();
-                // Flatmaps refuse duplicate keys, but a large (hash) map keeps the last one silently: check
-                // its size.
-                if keys.len() <= FLATMAP_MAX {
-                    return map;
-                }
-                let mut size = 0;
-                if enif_get_map_size(self.env, map, &mut size) != 0 && size == keys.len() {
-                    return map;
-                }
-                // Duplicate keys in a large map: the runtime keeps the value of the last one (the highest
-                // index among equal keys), so the pairs in reverse order give Jason's first-wins map in one
-                // more linear build. (Putting them one by one, as below, copies a path of the hash trie per
-                // key: 10 s for a million keys with one duplicate.)
-                let rev_keys: Vec<T> = keys.iter().rev().copied().collect();
-                let rev_values: Vec<T> = values.iter().rev().copied().collect();
-                let mut map = MaybeUninit::<T>::uninit();
-                if enif_make_map_from_arrays(
-                    self.env,
-                    rev_keys.as_ptr(),
-                    rev_values.as_ptr(),
-                    keys.len(),
-                    map.as_mut_ptr(),
-                ) != 0
-                {
-                    return map.assume_init();
-                }
+                return map.assume_init();
             }
-            // Duplicate keys in a flatmap (refused by the runtime): the first one wins, as in Jason. Put from
-            // the last pair back (at most FLATMAP_MAX puts).
             let mut map = enif_make_new_map(self.env);
             for (&k, &v) in keys.iter().zip(values).rev() {
                 let mut out = MaybeUninit::<T>::uninit();
@@ -885,6 +906,14 @@ impl<'a> Builder for TermBuilder<'a> {
         }
     }
     #[inline(always)]
+    fn defer_build(&mut self, len: usize, object: bool) -> bool {
+        // Objects from 2048 pairs (about 0.3 ms of the VM's map build; a million keys take 200-400 ms), arrays
+        // from 256K items (a list cell is two words written: ~0.5 ms).
+        let large = if object { true } else { len >= 1 << 18 };
+        self.deferred = self.defer_large && large;
+        self.deferred
+    }
+    #[inline(always)]
     fn object(&mut self, keys: &[Key], values: &[T]) -> T {
         // Whether this object's keys came from the cache (it may turn on again as the object ends).
         let interned = self.keys == KEYS_INTERN && self.cache.enabled();
@@ -957,14 +986,47 @@ struct PausedDecode(Mutex<Option<Paused>>);
 #[rustler::resource_impl]
 impl rustler::Resource for PausedDecode {}
 
+/// Where a slice of a decode runs.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Slice {
+    /// On a normal scheduler: yields every ~0.5 ms, and leaves each large container's build to a `Build` slice.
+    Normal,
+    /// On a dirty scheduler, to the end (`decode_dirty`).
+    Dirty,
+    /// On a dirty scheduler, the one container a normal slice deferred; then back to a normal scheduler.
+    Build,
+}
+
+impl Slice {
+    /// The continuation of a decode yielding from this slice: another normal slice, or (`deferred`) a build.
+    fn next(self, deferred: bool) -> (Continuation, ErlNifDirtyTaskFlags) {
+        if deferred {
+            (decode_build, ERL_NIF_DIRTY_JOB_CPU_BOUND)
+        } else {
+            (decode_continue, ERL_NIF_NORMAL_JOB)
+        }
+    }
+
+    /// How far this slice parses from `pos`: a build slice stops right after its container closes.
+    fn limit(self, pos: usize) -> usize {
+        match self {
+            Slice::Normal => pos.saturating_add(SLICE_BYTES),
+            Slice::Dirty => usize::MAX,
+            Slice::Build => pos,
+        }
+    }
+}
+
+type Continuation = unsafe extern "C" fn(*mut ErlNifEnv, c_int, *const ErlNifTerm) -> ErlNifTerm;
+
 /// `decode` on the calling (normal) scheduler: yields every ~0.5 ms and continues in `decode_continue`.
 pub fn decode<'a>(env: Env<'a>, input: Term<'a>, opts: Term<'a>) -> Term<'a> {
-    run(env, input, opts, true, None)
+    run(env, input, opts, Slice::Normal, None)
 }
 
 /// `decode` on a dirty scheduler: runs to the end.
 pub fn decode_dirty<'a>(env: Env<'a>, input: Term<'a>, opts: Term<'a>) -> Term<'a> {
-    run(env, input, opts, false, None)
+    run(env, input, opts, Slice::Dirty, None)
 }
 
 /// The continuation of a yielded decode: `argv` is `[input, opts, paused resource, pending tuple]`.
@@ -974,7 +1036,24 @@ unsafe extern "C" fn decode_continue(
     argv: *const ErlNifTerm,
 ) -> ErlNifTerm {
     continuation::run(env, argc, argv, |env, args| match *args {
-        [input, opts, paused, pending] => run(env, input, opts, true, Some((paused, pending))),
+        [input, opts, paused, pending] => {
+            run(env, input, opts, Slice::Normal, Some((paused, pending)))
+        }
+        _ => rustler::types::atom::badarg().encode(env),
+    })
+}
+
+/// The same on a dirty scheduler, for the build of one large container.
+unsafe extern "C" fn decode_build(
+    env: *mut ErlNifEnv,
+    argc: c_int,
+    argv: *const ErlNifTerm,
+) -> ErlNifTerm {
+    continuation::run(env, argc, argv, |env, args| match *args {
+        [input, opts, paused, pending] => {
+            run(env, input, opts, Slice::Build, Some((paused, pending)))
+        }
+        [input, opts, detached] => detached_continue(env, input, opts, detached, Slice::Build),
         _ => rustler::types::atom::badarg().encode(env),
     })
 }
@@ -983,9 +1062,10 @@ fn run<'a>(
     env: Env<'a>,
     input: Term<'a>,
     opts: Term<'a>,
-    normal: bool,
+    slice: Slice,
     resume: Option<(Term<'a>, Term<'a>)>,
 ) -> Term<'a> {
+    let normal = slice == Slice::Normal;
     let raw_env = env.as_c_arg();
     let Some(bytes) = input_bytes(env, input) else {
         return (atoms::error(), atoms::badarg()).encode(env);
@@ -993,6 +1073,7 @@ fn run<'a>(
     // The clock is read only where a slice check can come (a smaller input is one slice: no clock, no report).
     let started = (normal && (bytes.len() > SLICE_BYTES || resume.is_some())).then(Instant::now);
     let mut builder = TermBuilder::new(env, input.as_c_arg(), bytes, opts.decode().unwrap_or(0));
+    builder.defer_large = normal;
     // The parser's stacks: a yielded decode's, or the ones kept per scheduler thread (small documents then parse
     // without allocating).
     let (mut stacks, mut pos) = match resume {
@@ -1003,18 +1084,20 @@ fn run<'a>(
         None => (take_stacks(), 0),
     };
     let parsed = loop {
-        let limit = if normal {
-            pos.saturating_add(SLICE_BYTES)
-        } else {
-            usize::MAX
-        };
+        let limit = slice.limit(pos);
         match parser::parse_some(bytes, &mut builder, &mut stacks, &mut pos, limit) {
             Ok(Progress::Done(v)) => break Ok(v),
             Err(e) => break Err(e),
             Ok(Progress::Paused) => {
+                let deferred = std::mem::take(&mut builder.deferred);
                 let (values, keys) = stacks.pending();
-                let Some(started) = started else { continue };
-                if started.elapsed() < YIELD_AFTER || values.len() + keys.len() > MAX_PENDING {
+                if values.len() + keys.len() > MAX_PENDING {
+                    // Too many pending terms to carry across a yield: build here after all.
+                    builder.defer_large = false;
+                    continue;
+                }
+                let due = started.is_some_and(|started| started.elapsed() >= YIELD_AFTER);
+                if normal && !deferred && !due {
                     continue;
                 }
                 // Yield: the pending terms travel in a tuple (an argument, so the garbage collector keeps and
@@ -1033,8 +1116,11 @@ fn run<'a>(
                     paused.encode(env).as_c_arg(),
                     tuple,
                 ];
-                consume_timeslice(env, started);
-                return schedule(env, decode_continue, &args);
+                if let Some(started) = started {
+                    consume_timeslice(env, started);
+                }
+                let (next, flags) = slice.next(deferred);
+                return schedule(env, next, flags, &args);
             }
         }
     };
@@ -1095,7 +1181,7 @@ pub fn decode_detached<'a>(
         pos: 0,
         intern: None,
     };
-    run_detached(env, input, opts, state)
+    run_detached(env, input, opts, state, Slice::Normal)
 }
 
 /// The continuation of a detached decode: `argv` is `[input, opts, detached resource]`.
@@ -1104,27 +1190,38 @@ unsafe extern "C" fn decode_detached_continue(
     argc: c_int,
     argv: *const ErlNifTerm,
 ) -> ErlNifTerm {
-    continuation::run(env, argc, argv, |env, args| {
-        let state = match *args {
-            [_, _, paused] => paused
-                .decode::<ResourceArc<DetachedDecode>>()
-                .ok()
-                .and_then(|r| r.0.lock().ok()?.take()),
-            _ => None,
-        };
-        match (state, args) {
-            (Some(state), &[input, opts, _]) => run_detached(env, input, opts, state),
-            _ => rustler::types::atom::badarg().encode(env),
-        }
+    continuation::run(env, argc, argv, |env, args| match *args {
+        [input, opts, detached] => detached_continue(env, input, opts, detached, Slice::Normal),
+        _ => rustler::types::atom::badarg().encode(env),
     })
 }
 
-/// One slice of a detached decode: parses for ~0.5 ms, then yields, or sends the result and returns `:ok`.
+/// The next slice of the detached decode held by `detached`, a `DetachedDecode` resource.
+fn detached_continue<'a>(
+    env: Env<'a>,
+    input: Term<'a>,
+    opts: Term<'a>,
+    detached: Term<'a>,
+    slice: Slice,
+) -> Term<'a> {
+    let state = detached
+        .decode::<ResourceArc<DetachedDecode>>()
+        .ok()
+        .and_then(|r| r.0.lock().ok()?.take());
+    match state {
+        Some(state) => run_detached(env, input, opts, state, slice),
+        None => rustler::types::atom::badarg().encode(env),
+    }
+}
+
+/// One slice of a detached decode: parses for ~0.5 ms (or, in a build slice, one large container), then
+/// yields, or sends the result and returns `:ok`.
 fn run_detached<'a>(
     env: Env<'a>,
     input: Term<'a>,
     opts: Term<'a>,
     mut state: Detached,
+    slice: Slice,
 ) -> Term<'a> {
     let started = Instant::now();
     let Some(bytes) = input_bytes(env, input) else {
@@ -1134,11 +1231,12 @@ fn run_detached<'a>(
     // SAFETY: `state.env` lives as long as `state`, which outlives the builder.
     let own = unsafe { Env::new(&marker, state.env) };
     let mut builder = TermBuilder::new(own, state.input, bytes, opts.decode().unwrap_or(0));
+    builder.defer_large = slice == Slice::Normal;
     if let Some(tables) = state.intern.take() {
         builder.resume_intern(tables);
     }
     let parsed = loop {
-        let limit = state.pos.saturating_add(SLICE_BYTES);
+        let limit = slice.limit(state.pos);
         match parser::parse_some(
             bytes,
             &mut builder,
@@ -1148,8 +1246,11 @@ fn run_detached<'a>(
         ) {
             Ok(Progress::Done(v)) => break Ok(v),
             Err(e) => break Err(e),
-            Ok(Progress::Paused) if started.elapsed() < YIELD_AFTER => continue,
             Ok(Progress::Paused) => {
+                let deferred = std::mem::take(&mut builder.deferred);
+                if slice == Slice::Normal && !deferred && started.elapsed() < YIELD_AFTER {
+                    continue;
+                }
                 // Yield: the partial terms stay where they are (nothing collects `state.env`).
                 state.intern = builder.suspend_intern();
                 drop(builder);
@@ -1160,7 +1261,12 @@ fn run_detached<'a>(
                     paused.encode(env).as_c_arg(),
                 ];
                 consume_timeslice(env, started);
-                return schedule(env, decode_detached_continue, &args);
+                let next: Continuation = if deferred {
+                    decode_build
+                } else {
+                    decode_detached_continue
+                };
+                return schedule(env, next, slice.next(deferred).1, &args);
             }
         }
     };
@@ -1211,7 +1317,8 @@ fn give_back_stacks(stacks: Stacks<T, Key>) {
 /// Reschedules the calling process to continue in `next` with `args`.
 fn schedule<'a>(
     env: Env<'a>,
-    next: unsafe extern "C" fn(*mut ErlNifEnv, c_int, *const ErlNifTerm) -> ErlNifTerm,
+    next: Continuation,
+    flags: ErlNifDirtyTaskFlags,
     args: &[T],
 ) -> Term<'a> {
     unsafe {
@@ -1220,7 +1327,7 @@ fn schedule<'a>(
             enif_schedule_nif(
                 env.as_c_arg(),
                 c"decode".as_ptr(),
-                0,
+                flags as c_int,
                 next,
                 args.len() as c_int,
                 args.as_ptr(),

@@ -30,6 +30,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use crate::continuation;
+use crate::map_order::{self, Order};
 use rustler::sys::{
     enif_alloc_binary, enif_consume_timeslice, enif_get_atom, enif_get_double, enif_get_int64,
     enif_get_list_cell, enif_get_map_size, enif_get_map_value, enif_get_tuple, enif_get_uint64,
@@ -1470,9 +1471,13 @@ impl<'o> Walker<'o> {
             });
             return Ok(());
         }
-        let (iter, backwards) = self
-            .map_iterator(term, size)
-            .ok_or(Fail::Unsupported(term))?;
+        let Some((iter, backwards)) = self.map_iterator(term, size) else {
+            // A hash map in an order not learned is listed by Elixir (`Map.to_list/1`).
+            return Err(match map_order::get() {
+                Order::Unknown => Fail::Elixir,
+                _ => Fail::Unsupported(term),
+            });
+        };
         out.push(b'{');
         let seen = self.seen_set();
         self.stack.push(Frame::Map {
@@ -1694,11 +1699,15 @@ impl<'o> Walker<'o> {
         })
     }
 
-    /// An iterator over a non-empty map in `Map.to_list/1` order, on its first pair. A map of up to 32 keys is a
-    /// flatmap, whose iterator runs in key order from the head; a larger (hash) map lists its pairs in the
-    /// reverse of the NIF iterator's head-to-tail order.
+    /// An iterator over a non-empty map in `Map.to_list/1` order, on its first pair, and whether it runs
+    /// backwards. A map of up to 32 keys is a flatmap, whose iterator runs in key order from the head; a larger
+    /// (hash) map runs in the direction `map_order` learned (none: `None`).
     fn map_iterator(&self, map: ErlNifTerm, size: usize) -> Option<(ErlNifMapIterator, bool)> {
-        let backwards = size > 32;
+        let backwards = match (size > 32, map_order::get()) {
+            (false, _) | (true, Order::FromHead) => false,
+            (true, Order::FromTail) => true,
+            (true, Order::Unknown) => return None,
+        };
         let entry = if backwards {
             ErlNifMapIteratorEntry::ERL_NIF_MAP_ITERATOR_TAIL
         } else {

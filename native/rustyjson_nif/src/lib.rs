@@ -4,8 +4,9 @@ mod alloc;
 mod continuation;
 mod decode;
 mod encode;
+mod map_order;
 
-use rustler::{Binary, Env, Term};
+use rustler::{Binary, Encoder, Env, Term};
 
 #[global_allocator]
 static GLOBAL: alloc::CountingMiMalloc = alloc::CountingMiMalloc;
@@ -101,6 +102,21 @@ fn decode_detached<'a>(
 #[rustler::nif(schedule = "DirtyCpu")]
 fn decode_dirty<'a>(env: Env<'a>, input: Term<'a>, opts: Term<'a>) -> Term<'a> {
     decode::decode_dirty(env, input, opts)
+}
+
+/// Learns how `maps:to_list/1` orders a hash map (`map_order.rs`) from `map` and its listed `keys`; returns
+/// `:from_head`, `:from_tail` or `:unknown`.
+#[rustler::nif]
+fn learn_map_order<'a>(env: Env<'a>, map: Term<'a>, keys: Term<'a>) -> Term<'a> {
+    let order = map_order::learn(env.as_c_arg(), map.as_c_arg(), keys.as_c_arg());
+    let name = match order {
+        map_order::Order::FromHead => "from_head",
+        map_order::Order::FromTail => "from_tail",
+        map_order::Order::Unknown => "unknown",
+    };
+    rustler::Atom::from_str(env, name)
+        .expect("an atom")
+        .encode(env)
 }
 
 /// True once the library is loaded (the Elixir stub returns false).
