@@ -21,6 +21,8 @@ test: deps
 	mix format --check-formatted
 	mix compile --warnings-as-errors
 	mix test
+	# Again with every fast path switched off (term layouts left to erl_nif): the fallbacks must give the same.
+	RUSTYJSON_FAST_PATHS=off mix test
 	cd native && cargo fmt --all --check
 	cd native && cargo clippy --workspace --all-targets --release -- -D warnings
 	cd native && cargo test --workspace --release

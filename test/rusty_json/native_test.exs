@@ -8,6 +8,38 @@ defmodule RustyJson.NativeTest do
     assert RustyJson.Native.loaded?()
   end
 
+  @fast_paths ~w(heap_binaries flat_maps hash_maps small_integers encode_reads map_order)a
+
+  test "info/0: the OTP release, and every fast path on (all off under RUSTYJSON_FAST_PATHS=off)" do
+    info = RustyJson.Native.info()
+    assert info.otp_release == List.to_string(:erlang.system_info(:otp_release))
+    on? = System.get_env("RUSTYJSON_FAST_PATHS") != "off"
+    assert info.fast_paths == Map.new(@fast_paths, &{&1, on?})
+  end
+
+  test "RUSTYJSON_FAST_PATHS=off switches every fast path off, and results stay the same" do
+    ebin = Path.dirname(:code.which(RustyJson))
+
+    script = ~S"""
+    doc = ~s([{"id": 1, "name": "ab", "tags": ["x"], "n": 12345678901234567890}, {"id": -2.5, "name": null}])
+    big = Map.new(1..40, &{"key_#{&1}", &1})
+    IO.write(:erlang.term_to_binary({RustyJson.Native.info().fast_paths, RustyJson.decode!(doc),
+      RustyJson.encode!([big, %{a: [1, 2.5]}]), RustyJson.decode!(RustyJson.encode!([big, big]))}))
+    """
+
+    run = fn env ->
+      {out, 0} = System.cmd("elixir", ["-pa", ebin, "-e", script], env: env)
+      :erlang.binary_to_term(out)
+    end
+
+    {off, decoded, encoded, round_trip} = run.([{"RUSTYJSON_FAST_PATHS", "off"}])
+    assert off == Map.new(@fast_paths, &{&1, false})
+    {_, ^decoded, ^encoded, ^round_trip} = run.([{"RUSTYJSON_FAST_PATHS", nil}])
+    assert [%{"id" => 1, "n" => 12_345_678_901_234_567_890} | _] = decoded
+    assert [big, big] = round_trip
+    assert map_size(big) == 40
+  end
+
   test "without its library the module says so clearly and how to rebuild", %{tmp_dir: tmp} do
     # A copy of the compiled modules with no priv/ beside them, run in a separate VM.
     ebin = Path.join([tmp, "rusty_json", "ebin"])

@@ -4,6 +4,8 @@
 //! `strings: :copy`, bit 4 `objects: :ordered_objects`, bit 5 `floats: :decimals`.
 
 use crate::continuation;
+use crate::term::write::{self, Writes};
+use crate::term::{self, hamt};
 use rustler::sys::{
     enif_alloc_env, enif_consume_timeslice, enif_free_env, enif_get_tuple, enif_make_copy,
     enif_schedule_nif, enif_self, enif_send, ErlNifDirtyTaskFlags, ErlNifPid,
@@ -27,9 +29,6 @@ use std::mem::ManuallyDrop;
 use std::mem::MaybeUninit;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
-
-mod hamt;
-mod raw;
 
 mod atoms {
     rustler::atoms! {
@@ -107,6 +106,12 @@ impl LargeShape {
     }
 }
 
+/// A tuple of `terms`.
+#[inline(always)]
+unsafe fn tuple(env: *mut ErlNifEnv, terms: &[T]) -> T {
+    enif_make_tuple_from_array(env, terms.as_ptr(), terms.len() as u32)
+}
+
 /// A hash of a key sequence's bytes.
 fn keys_hash(keys: &[Key]) -> u64 {
     keys.iter().fold(keys.len() as u64, |h, k| {
@@ -135,7 +140,7 @@ impl Key {
 
 /// Maps of up to this many keys are flatmaps, whose keys the runtime sorts with an insertion sort of term
 /// comparisons; sorting the keys here by their bytes (the same order for binaries) is much cheaper.
-const FLATMAP_MAX: usize = raw::FLATMAP_MAX;
+const FLATMAP_MAX: usize = write::FLATMAP_MAX;
 
 /// Objects of at most this many keys are built by puts into the empty map: measured cheaper than
 /// `enif_make_map_from_arrays` for one key (31 vs 57 ns), dearer from two keys on.
@@ -144,7 +149,7 @@ const SMALL_MAP_PUTS: usize = 1;
 /// Strings of at most this many bytes are built as heap binaries (copied) even with `strings: :reference`: the
 /// garbage collector turns sub-binaries this short into heap binaries anyway (`move_boxed` in erl_gc.h, OTP 22+),
 /// and such a heap binary takes at most the five words of a sub-binary.
-const HEAP_BIN_MAX: usize = raw::HEAP_BIN_MAX;
+const HEAP_BIN_MAX: usize = write::HEAP_BIN_MAX;
 
 /// A fresh binary holding `bytes`.
 #[inline(always)]
@@ -260,12 +265,15 @@ struct TermBuilder<'a> {
     last_shape: usize,
     /// The tables went to the next slice (`suspend_intern`): nothing to give back to the thread.
     intern_suspended: bool,
-    /// Whether terms are written directly (`raw::on`), and the immediates `raw` fills fresh words with.
-    raw: bool,
+    /// The running VM's write layouts (`term::write`): which terms are written directly (short binaries, flat
+    /// maps and small integers, each on its own), and the immediates fresh words are first filled with.
+    writes: &'static Writes,
+    heap_binaries: bool,
+    flat_maps: bool,
     fills: [T; 4],
-    /// Whether large objects of a known shape are written from their trie (`hamt::on`), the shapes, and the
-    /// immediates their memory is first filled with (grown on first use).
-    hamt: bool,
+    /// The VM's map tags when large objects of a known shape are written from their trie (`term::hamt`), the
+    /// shapes, and the immediates their memory is first filled with (grown on first use).
+    hash_maps: Option<hamt::Tags>,
     large_shapes: Vec<LargeShape>,
     large_fills: Vec<T>,
     /// On a normal scheduler: large containers are left for a dirty one (`defer_build`), and whether one was.
@@ -277,6 +285,7 @@ impl<'a> TermBuilder<'a> {
     /// A builder of terms in `env`; `input` (a binary term of `env`) holds `bytes`, the document.
     fn new(env: Env<'a>, input: T, bytes: &'a [u8], opts_bits: u32) -> Self {
         let raw_env = env.as_c_arg();
+        let layout = term::layout(raw_env);
         let mut builder = TermBuilder {
             env: raw_env,
             rust_env: env,
@@ -300,9 +309,11 @@ impl<'a> TermBuilder<'a> {
             shapes: Vec::new(),
             last_shape: 0,
             intern_suspended: false,
-            raw: raw::on(raw_env, atoms::nil().as_c_arg()),
+            writes: &layout.writes,
+            heap_binaries: layout.writes.heap_binaries.is_some(),
+            flat_maps: layout.writes.flat_maps.is_some(),
             fills: [atoms::nil().as_c_arg(); 4],
-            hamt: hamt::on(raw_env, atoms::nil().as_c_arg()),
+            hash_maps: layout.hash_maps,
             large_shapes: Vec::new(),
             large_fills: Vec::new(),
             defer_large: false,
@@ -375,8 +386,8 @@ impl<'a> TermBuilder<'a> {
 
     #[inline(always)]
     fn copy_binary(&self, bytes: &[u8]) -> T {
-        if self.raw && bytes.len() <= HEAP_BIN_MAX {
-            return unsafe { raw::heap_binary(self.env, &self.fills, bytes) };
+        if self.heap_binaries && bytes.len() <= HEAP_BIN_MAX {
+            return unsafe { self.writes.heap_binary(self.env, &self.fills, bytes) };
         }
         copy_binary(self.env, bytes)
     }
@@ -397,12 +408,12 @@ impl<'a> TermBuilder<'a> {
     /// A fresh binary holding `bytes`, with a pointer to its data (which stays put for the whole call).
     #[inline(always)]
     fn copy_key(&self, bytes: &[u8]) -> Key {
-        if self.raw && bytes.len() <= HEAP_BIN_MAX {
-            let term = unsafe { raw::heap_binary(self.env, &self.fills, bytes) };
+        if self.heap_binaries && bytes.len() <= HEAP_BIN_MAX {
+            let term = unsafe { self.writes.heap_binary(self.env, &self.fills, bytes) };
             return Key {
                 term,
                 // The binary's own bytes: `bytes` may be the parser's scratch buffer, reused for the next key.
-                ptr: raw::heap_binary_bytes(term),
+                ptr: self.writes.heap_binary_bytes(term),
                 len: bytes.len(),
             };
         }
@@ -535,7 +546,7 @@ impl<'a> TermBuilder<'a> {
             }
             self.shape_len = n;
         }
-        if !self.raw {
+        if !self.flat_maps {
             return self.flatmap_in_shape_order(keys, values);
         }
         let idx = &self.shape_idx[..n];
@@ -547,7 +558,8 @@ impl<'a> TermBuilder<'a> {
         }
         unsafe {
             let ks = std::slice::from_raw_parts(ks.as_ptr() as *const T, n);
-            raw::flatmap(self.env, raw::tuple(self.env, ks), &mut buf, n)
+            self.writes
+                .flatmap(self.env, tuple(self.env, ks), &mut buf, n)
         }
     }
 
@@ -600,8 +612,8 @@ impl<'a> TermBuilder<'a> {
             for (t, k) in shape.terms.iter_mut().zip(keys) {
                 *t = term_bits(k.term);
             }
-            shape.tuple = if self.raw {
-                Some(unsafe { raw::tuple(self.env, ks) })
+            shape.tuple = if self.flat_maps {
+                Some(unsafe { tuple(self.env, ks) })
             } else {
                 None
             };
@@ -612,7 +624,7 @@ impl<'a> TermBuilder<'a> {
             slot.write(values[i as usize]);
         }
         match shape.tuple {
-            Some(tuple) => unsafe { raw::flatmap(self.env, tuple, &mut buf, n) },
+            Some(tuple) => unsafe { self.writes.flatmap(self.env, tuple, &mut buf, n) },
             None => {
                 let mut ks = [MaybeUninit::<T>::uninit(); FLATMAP_MAX];
                 for (slot, &i) in ks.iter_mut().zip(&shape.idx[..n]) {
@@ -628,6 +640,9 @@ impl<'a> TermBuilder<'a> {
     /// A map of 33 to `hamt::MAX_KEYS` binary keys: written from the trie of an earlier object with the same keys
     /// in the same order, or built by the VM (and, on a shape's second sighting, its trie read for the next).
     fn large_map(&mut self, keys: &[Key], values: &[T]) -> T {
+        let Some(tags) = self.hash_maps else {
+            return self.large_map_by_vm(keys, values);
+        };
         if self.large_shapes.is_empty() {
             self.large_shapes = LARGE_SHAPES
                 .with(|c| c.try_borrow_mut().map(|mut c| std::mem::take(&mut **c)))
@@ -652,6 +667,7 @@ impl<'a> TermBuilder<'a> {
             return unsafe {
                 template.write(
                     self.env,
+                    &tags,
                     self.nil,
                     &mut self.large_fills,
                     &self.key_terms,
@@ -665,7 +681,7 @@ impl<'a> TermBuilder<'a> {
             unsafe { enif_get_map_size(self.env, map, &mut size) } != 0 && size == keys.len();
         // SAFETY: `map` was just made from `key_terms`, which are distinct when the map has all of them.
         let template = distinct
-            .then(|| unsafe { hamt::Template::read(map, &self.key_terms) })
+            .then(|| unsafe { hamt::Template::read(map, &self.key_terms, &tags) })
             .flatten();
         let shape = &mut self.large_shapes[slot];
         shape.refused = template.is_none();
@@ -812,10 +828,8 @@ impl<'a> Builder for TermBuilder<'a> {
     }
     #[inline(always)]
     fn int(&mut self, value: i64) -> T {
-        if self.raw {
-            if let Some(t) = raw::small(value) {
-                return t;
-            }
+        if let Some(t) = self.writes.small(value) {
+            return t;
         }
         unsafe { enif_make_int64(self.env, value) }
     }
@@ -956,7 +970,10 @@ impl<'a> Builder for TermBuilder<'a> {
             }
             return self.flatmap(keys, values);
         }
-        if self.hamt && (FLATMAP_MAX + 1..=hamt::MAX_KEYS).contains(&n) && !keys[0].ptr.is_null() {
+        if self.hash_maps.is_some()
+            && (FLATMAP_MAX + 1..=hamt::MAX_KEYS).contains(&n)
+            && !keys[0].ptr.is_null()
+        {
             return self.large_map(keys, values);
         }
         self.large_map_by_vm(keys, values)

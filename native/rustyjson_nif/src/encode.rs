@@ -30,7 +30,8 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use crate::continuation;
-use crate::map_order::{self, Order};
+use crate::term::map_order::{self, Order};
+use crate::term::{self, read::Reads};
 use rustler::sys::{
     enif_alloc_binary, enif_consume_timeslice, enif_get_atom, enif_get_double, enif_get_int64,
     enif_get_list_cell, enif_get_map_size, enif_get_map_value, enif_get_tuple, enif_get_uint64,
@@ -177,205 +178,6 @@ const ATOM_CACHE_BYTES: usize = 16 * 1024;
 
 /// Output that fits here is written on the stack and copied once into a heap binary.
 const STACK_BYTES: usize = 2048;
-
-/// The hottest type checks read the term's bits instead of calling into the VM: small integers, list cells and
-/// floats. Their 64-bit layout (small: low 4 bits 0b1111, value above; cons: low 2 bits 0b01, pointer to
-/// [head, tail]; float: boxed, low 2 bits 0b10, pointer to [header 0x58, IEEE bits]) has not changed since the
-/// 64-bit emulator exists. `verify` checks it on terms the running VM makes before the first encode; where it does
-/// not hold (or on other word sizes) these functions say "no" and the enif calls do the work.
-mod tag {
-    use rustler::sys::{
-        enif_make_atom_len, enif_make_double, enif_make_int64, enif_make_list_cell,
-        enif_make_list_from_array, enif_make_map_from_arrays, ErlNifEnv, ErlNifTerm,
-    };
-    use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
-
-    const UNCHECKED: u8 = 0;
-    const ON: u8 = 1;
-    const OFF: u8 = 2;
-    static STATE: AtomicU8 = AtomicU8::new(UNCHECKED);
-
-    const FLOAT_HEADER: usize = (1 << 6) | (0x6 << 2);
-
-    /// The header word of a flat map (up to 32 keys: [header, size, keys tuple, values...]), learned from maps
-    /// the VM makes; 0 (no header is 0) until then.
-    static FLATMAP_HEADER: AtomicUsize = AtomicUsize::new(0);
-
-    /// Whether the layout holds (then a `None` from `cons` means "not a list cell" for sure).
-    #[inline(always)]
-    pub fn on() -> bool {
-        STATE.load(Ordering::Relaxed) == ON
-    }
-
-    #[inline(always)]
-    fn bits(t: ErlNifTerm) -> usize {
-        // SAFETY: ErlNifTerm is a transparent wrapper of a machine word.
-        unsafe { std::mem::transmute::<ErlNifTerm, usize>(t) }
-    }
-
-    /// The term's machine word (an atom's is unique to the atom).
-    #[inline(always)]
-    pub fn word(t: ErlNifTerm) -> usize {
-        bits(t)
-    }
-
-    #[inline(always)]
-    pub fn small(t: ErlNifTerm) -> Option<i64> {
-        if on() {
-            small_raw(t)
-        } else {
-            None
-        }
-    }
-
-    /// Head and tail of a list cell, or None when `t` is not one.
-    #[inline(always)]
-    pub fn cons(t: ErlNifTerm) -> Option<(ErlNifTerm, ErlNifTerm)> {
-        if on() {
-            cons_raw(t)
-        } else {
-            None
-        }
-    }
-
-    #[inline(always)]
-    pub fn float(t: ErlNifTerm) -> Option<f64> {
-        if on() {
-            float_raw(t)
-        } else {
-            None
-        }
-    }
-
-    /// A flat map's keys and values (in key order, as `Map.to_list/1`) and its size.
-    #[inline(always)]
-    pub fn flatmap(t: ErlNifTerm) -> Option<(*const ErlNifTerm, *const ErlNifTerm, usize)> {
-        if on() {
-            flatmap_raw(t, FLATMAP_HEADER.load(Ordering::Relaxed))
-        } else {
-            None
-        }
-    }
-
-    #[inline(always)]
-    fn flatmap_raw(
-        t: ErlNifTerm,
-        header: usize,
-    ) -> Option<(*const ErlNifTerm, *const ErlNifTerm, usize)> {
-        if bits(t) & 0x3 != 0x2 || header == 0 {
-            return None;
-        }
-        let boxed = (bits(t) - 2) as *const usize;
-        // SAFETY: a boxed term points to its header; a flat map's next words are its size and keys tuple.
-        unsafe {
-            if *boxed != header {
-                return None;
-            }
-            let size = *boxed.add(1);
-            let keys = *boxed.add(2);
-            let keys_tuple = (keys - 2) as *const usize;
-            Some((
-                keys_tuple.add(1) as *const ErlNifTerm,
-                boxed.add(3) as *const ErlNifTerm,
-                size,
-            ))
-        }
-    }
-
-    #[inline(always)]
-    fn small_raw(t: ErlNifTerm) -> Option<i64> {
-        (bits(t) & 0xF == 0xF).then(|| (bits(t) as isize >> 4) as i64)
-    }
-
-    #[inline(always)]
-    fn cons_raw(t: ErlNifTerm) -> Option<(ErlNifTerm, ErlNifTerm)> {
-        if bits(t) & 0x3 == 0x1 {
-            let cell = (bits(t) - 1) as *const ErlNifTerm;
-            // SAFETY: a list cell points to two words on a heap that does not move during the NIF call.
-            Some(unsafe { (*cell, *cell.add(1)) })
-        } else {
-            None
-        }
-    }
-
-    #[inline(always)]
-    fn float_raw(t: ErlNifTerm) -> Option<f64> {
-        if bits(t) & 0x3 == 0x2 {
-            let boxed = (bits(t) - 2) as *const usize;
-            // SAFETY: a boxed term points to a header word followed by its data, on a heap that does not move.
-            unsafe {
-                if *boxed == FLOAT_HEADER {
-                    return Some(f64::from_bits(*boxed.add(1) as u64));
-                }
-            }
-        }
-        None
-    }
-
-    /// Checks the layout once, on terms made by the running VM.
-    pub fn verify(env: *mut ErlNifEnv) {
-        if STATE.load(Ordering::Relaxed) != UNCHECKED {
-            return;
-        }
-        let ok = cfg!(target_pointer_width = "64") && unsafe { layout_holds(env) };
-        STATE.store(if ok { ON } else { OFF }, Ordering::Relaxed);
-    }
-
-    /// Learns the flat map header when flat maps of 1 and 3 keys share one, a 40-key (hash) map has another, and
-    /// reading the 3-key map gives back its keys and values. Otherwise flat maps go through the iterator.
-    unsafe fn learn_flatmap(env: *mut ErlNifEnv) {
-        let make_map = |n: i64| {
-            let keys: Vec<ErlNifTerm> = (1..=n).map(|k| enif_make_int64(env, k)).collect();
-            let vals: Vec<ErlNifTerm> = (1..=n).map(|k| enif_make_int64(env, -k)).collect();
-            let mut map = ErlNifTerm::default();
-            let made =
-                enif_make_map_from_arrays(env, keys.as_ptr(), vals.as_ptr(), n as usize, &mut map);
-            (made != 0 && bits(map) & 0x3 == 0x2).then_some((map, keys, vals))
-        };
-        let (Some((one, ..)), Some((three, keys, vals)), Some((big, ..))) =
-            (make_map(1), make_map(3), make_map(40))
-        else {
-            return;
-        };
-        let word = |t: ErlNifTerm, i: usize| *((bits(t) - 2) as *const usize).add(i);
-        let header = word(one, 0);
-        let keys_term = word(three, 2);
-        if word(three, 0) != header
-            || word(big, 0) == header
-            || word(three, 1) != 3
-            || keys_term & 0x3 != 0x2
-            || *((keys_term - 2) as *const usize) != 3 << 6
-        {
-            return;
-        }
-        if let Some((k, v, 3)) = flatmap_raw(three, header) {
-            if (0..3).all(|i| *k.add(i) == keys[i] && *v.add(i) == vals[i]) {
-                FLATMAP_HEADER.store(header, Ordering::Relaxed);
-            }
-        }
-    }
-
-    unsafe fn layout_holds(env: *mut ErlNifEnv) -> bool {
-        let small_term = enif_make_int64(env, -12345);
-        let big_term = enif_make_int64(env, i64::MAX);
-        let nil = enif_make_list_from_array(env, std::ptr::null(), 0);
-        let cell = enif_make_list_cell(env, small_term, nil);
-        let float_term = enif_make_double(env, -1.5e300);
-        let atom = enif_make_atom_len(env, c"rusty_json".as_ptr(), 10);
-        learn_flatmap(env);
-        // The non-float and non-list checks only test tag bits (no pointer is followed).
-        small_raw(small_term) == Some(-12345)
-            && small_raw(big_term).is_none()
-            && small_raw(nil).is_none()
-            && small_raw(atom).is_none()
-            && bits(nil) & 0x3 != 0x1
-            && bits(atom) & 0x3 != 0x1
-            && bits(atom) & 0x3 != 0x2
-            && cons_raw(cell) == Some((small_term, nil))
-            && float_raw(float_term) == Some(-1.5e300)
-            && float_raw(big_term).is_none()
-    }
-}
 
 /// Options decoded from the compact term Elixir passes (`{escape, strict, pretty}`).
 struct Options {
@@ -815,6 +617,8 @@ struct Checkpoint {
 
 struct Walker<'o> {
     env: *mut ErlNifEnv,
+    /// The running VM's read layout (`term::read`).
+    reads: Reads,
     mode: Mode,
     strict: bool,
     pretty: Option<&'o Pretty>,
@@ -856,10 +660,10 @@ type Out = Buffer<BinStorage>;
 
 impl<'o> Walker<'o> {
     fn new(env: Env, options: &'o Options, started: Option<Instant>) -> Self {
-        tag::verify(env.as_c_arg());
         let a = |atom: rustler::Atom| atom.encode(env).as_c_arg();
         Walker {
             env: env.as_c_arg(),
+            reads: term::layout(env.as_c_arg()).reads,
             mode: options.mode,
             strict: options.strict,
             pretty: options.pretty.as_ref(),
@@ -998,8 +802,8 @@ impl<'o> Walker<'o> {
 
     #[inline(always)]
     fn list_cell(&self, list: ErlNifTerm) -> Option<(ErlNifTerm, ErlNifTerm)> {
-        if tag::on() {
-            return tag::cons(list);
+        if self.reads.on() {
+            return self.reads.cons(list);
         }
         let (mut head, mut tail) = (ErlNifTerm::default(), ErlNifTerm::default());
         if unsafe { enif_get_list_cell(self.env, list, &mut head, &mut tail) } != 0 {
@@ -1036,8 +840,8 @@ impl<'o> Walker<'o> {
                 let top = self.stack.last_mut().unwrap();
                 match top {
                     Frame::List { tail, count } => {
-                        let cell = if tag::on() {
-                            tag::cons(*tail)
+                        let cell = if self.reads.on() {
+                            self.reads.cons(*tail)
                         } else {
                             let (mut h, mut r) = (ErlNifTerm::default(), ErlNifTerm::default());
                             (unsafe { enif_get_list_cell(env, *tail, &mut h, &mut r) } != 0)
@@ -1272,7 +1076,7 @@ impl<'o> Walker<'o> {
                     });
                     return Some(child);
                 }
-                if let Some((keys, vals, len)) = tag::flatmap(container) {
+                if let Some((keys, vals, len)) = self.reads.flatmap(container) {
                     if count > len {
                         return None;
                     }
@@ -1329,17 +1133,17 @@ impl<'o> Walker<'o> {
     /// nothing here recurses).
     fn write_value(&mut self, term: ErlNifTerm, out: &mut Out) -> Result<(), Fail> {
         self.spend(1);
-        if let Some(i) = tag::small(term) {
+        if let Some(i) = self.reads.small(term) {
             number::write_i64(out, i);
             return Ok(());
         }
-        if let Some(f) = tag::float(term) {
+        if let Some(f) = self.reads.float(term) {
             // A float costs about three times an integer or a short string.
             self.spend(2);
             number::write_f64(out, f);
             return Ok(());
         }
-        if let Some(cell) = tag::cons(term) {
+        if let Some(cell) = self.reads.cons(term) {
             return self.write_list(term, cell, out);
         }
         let env = self.env;
@@ -1392,11 +1196,11 @@ impl<'o> Walker<'o> {
         if self.pretty.is_none() {
             let mut next = Some(cell);
             while let Some((head, rest)) = next {
-                if let Some(i) = tag::small(head) {
+                if let Some(i) = self.reads.small(head) {
                     self.separator(out, count == 0);
                     number::write_i64(out, i);
                     self.spend(1);
-                } else if let Some(f) = tag::float(head) {
+                } else if let Some(f) = self.reads.float(head) {
                     self.separator(out, count == 0);
                     number::write_f64(out, f);
                     self.spend(3);
@@ -1408,7 +1212,7 @@ impl<'o> Walker<'o> {
                 if self.exhausted {
                     break;
                 }
-                next = tag::cons(rest);
+                next = self.reads.cons(rest);
             }
             if tail == self.empty_list && !self.exhausted {
                 out.push(b']');
@@ -1442,7 +1246,7 @@ impl<'o> Walker<'o> {
         }
         // A struct is known before anything is written: a flat map's keys are scanned (word compares), a larger
         // map is asked. (The walk still checks `__struct__` keys, and `inside_struct` errors, as a safety net.)
-        let flat = tag::flatmap(term);
+        let flat = self.reads.flatmap(term);
         let module = match flat {
             Some((keys, vals, len)) => (0..len)
                 .find(|&i| unsafe { *keys.add(i) } == self.struct_key)
@@ -1570,7 +1374,7 @@ impl<'o> Walker<'o> {
 
     fn write_calendar_text(&self, term: ErlNifTerm, kind: Calendar, out: &mut Out) -> Option<()> {
         let env = self.env;
-        let flat = tag::flatmap(term);
+        let flat = self.reads.flatmap(term);
         let get = |key: rustler::Atom| {
             let key = key.as_c_arg();
             if let Some((keys, vals, len)) = flat {
@@ -1583,7 +1387,7 @@ impl<'o> Walker<'o> {
             (unsafe { enif_get_map_value(env, term, key, &mut v) } != 0).then_some(v)
         };
         let int_of = |v: ErlNifTerm| {
-            tag::small(v).or_else(|| {
+            self.reads.small(v).or_else(|| {
                 let mut i: i64 = 0;
                 (unsafe { enif_get_int64(env, v, &mut i) } != 0).then_some(i)
             })
@@ -1661,7 +1465,7 @@ impl<'o> Walker<'o> {
         term: ErlNifTerm,
         template: &Template,
     ) -> (*const ErlNifTerm, *const ErlNifTerm) {
-        match tag::flatmap(term) {
+        match self.reads.flatmap(term) {
             Some((keys, vals, len)) if len == template.size => (keys, vals),
             _ => (ptr::null(), ptr::null()),
         }
@@ -1900,7 +1704,7 @@ impl<'o> Walker<'o> {
     /// small direct-mapped cache for the call.
     #[inline]
     fn write_atom(&mut self, term: ErlNifTerm, out: &mut Out) -> Result<(), Fail> {
-        let slot = (tag::word(term) >> 6) % ATOM_CACHE_SLOTS;
+        let slot = (term::bits(term) >> 6) % ATOM_CACHE_SLOTS;
         if let Some(&(cached, start, len)) = self.atom_cache.get(slot) {
             if cached == term {
                 out.extend(&self.atom_bytes[start as usize..(start + len) as usize]);

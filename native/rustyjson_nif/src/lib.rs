@@ -4,7 +4,7 @@ mod alloc;
 mod continuation;
 mod decode;
 mod encode;
-mod map_order;
+mod term;
 
 use rustler::{Binary, Encoder, Env, Term};
 
@@ -108,15 +108,25 @@ fn decode_dirty<'a>(env: Env<'a>, input: Term<'a>, opts: Term<'a>) -> Term<'a> {
 /// `:from_head`, `:from_tail` or `:unknown`.
 #[rustler::nif]
 fn learn_map_order<'a>(env: Env<'a>, map: Term<'a>, keys: Term<'a>) -> Term<'a> {
-    let order = map_order::learn(env.as_c_arg(), map.as_c_arg(), keys.as_c_arg());
+    let order = term::map_order::learn(env.as_c_arg(), map.as_c_arg(), keys.as_c_arg());
     let name = match order {
-        map_order::Order::FromHead => "from_head",
-        map_order::Order::FromTail => "from_tail",
-        map_order::Order::Unknown => "unknown",
+        term::map_order::Order::FromHead => "from_head",
+        term::map_order::Order::FromTail => "from_tail",
+        term::map_order::Order::Unknown => "unknown",
     };
     rustler::Atom::from_str(env, name)
         .expect("an atom")
         .encode(env)
+}
+
+/// What the NIF learned of the running VM (`term`): each fast path's state, as `{name, on?}` pairs.
+#[rustler::nif]
+fn fast_paths<'a>(env: Env<'a>) -> Term<'a> {
+    let paths: Vec<(rustler::Atom, bool)> = term::fast_paths(env.as_c_arg())
+        .into_iter()
+        .map(|(name, on)| (rustler::Atom::from_str(env, name).expect("an atom"), on))
+        .collect();
+    paths.encode(env)
 }
 
 /// True once the library is loaded (the Elixir stub returns false).

@@ -1,8 +1,8 @@
 //! The order in which `maps:to_list/1` lists a hash map (a map of more than 32 keys): Jason writes maps in that
 //! order, and so does RustyJson. It is a fact of the running VM relative to the NIF map iterator (OTP 25-28 list
 //! a hash map from the iterator's tail back, OTP 29 from its head on), so it is learned at load from a map and its
-//! `maps:to_list/1` keys. Until learned, or if neither direction matches, maps of more than 32 keys are left to
-//! Elixir, which lists them with `Map.to_list/1`.
+//! `maps:to_list/1` keys. Until learned, if neither direction matches, or with every fast path switched off, maps
+//! of more than 32 keys are left to Elixir, which lists them with `Map.to_list/1`.
 
 use rustler::sys::{
     enif_compare, enif_get_list_cell, enif_is_empty_list, enif_map_iterator_create,
@@ -45,6 +45,7 @@ pub fn learn(env: *mut ErlNifEnv, map: ErlNifTerm, keys: ErlNifTerm) -> Order {
             .all(|(&x, &y)| unsafe { enif_compare(x, y) } == 0)
     };
     let order = match (listed, walked) {
+        _ if super::forced_off() => Order::Unknown,
         (Some(listed), Some(walked)) if listed.len() > 32 && listed.len() == walked.len() => {
             if same(&listed, &mut walked.iter()) {
                 Order::FromHead

@@ -8,43 +8,40 @@
 //! [`Template`] (node headers, sizes, and which key each leaf holds), and later objects are written from the
 //! template: the same nodes, with leaves `[key | value]` of their own keys and values.
 //!
-//! The layout (64-bit, OTP 18 to 27 at least: `erl_map.h`): a head node `[header, size, slots...]`, inner nodes
+//! The layout (64-bit, OTP 18 to 29 at least: `erl_map.h`): a head node `[header, size, slots...]`, inner nodes
 //! `[header, slots...]`, 16 slots or one per bit of the header's 16-bit bitmap; a slot is a boxed pointer to a
-//! node or a list pointer to a leaf cons cell. Headers are read from the VM's map, never made up. [`on`] checks
-//! once that maps written this way are identical to the VM's; any trie this reader does not recognize (a
-//! collision node, another header) gets no template and is built by the VM as before.
+//! node or a list pointer to a leaf cons cell. Headers are read from the VM's map, never made up; the map tag
+//! in their low six bits (0x3C before OTP 27, 0x2C from it) and the pointer tags are learned from maps, floats
+//! and list cells the VM makes ([`Tags::learn`]), which also checks that maps written this way are identical to
+//! the VM's. Any trie this reader does not recognize (a collision node, another header) gets no template and is
+//! built by the VM as before.
 
-use super::raw::CheckedOnce;
+use super::{bits, term, T};
 use rustler::sys::{
-    enif_get_map_size, enif_get_map_value, enif_is_identical, enif_make_int64,
-    enif_make_map_from_arrays, enif_make_new_binary, enif_make_tuple_from_array, ErlNifEnv,
-    ErlNifTerm,
+    enif_get_map_size, enif_get_map_value, enif_is_identical, enif_make_double, enif_make_int64,
+    enif_make_list_cell, enif_make_list_from_array, enif_make_map_from_arrays,
+    enif_make_new_binary, enif_make_tuple_from_array, ErlNifEnv,
 };
 use std::collections::HashMap;
 use std::mem::MaybeUninit;
-
-type T = ErlNifTerm;
 
 /// Objects of more keys than this are left to the VM (hashing their keys to find a template would cost more
 /// than it saves on the rare large records).
 pub const MAX_KEYS: usize = 256;
 
-/// The low six bits of every map header (`_TAG_HEADER_MAP`), and the node types in the two bits above them.
-const MAP_TAG: usize = 0x3C;
+/// The node types in the two bits above a map header's tag (`erl_map.h`; a reader that meets another type, or a
+/// VM whose tries written this way differ from its own, gets no template).
 const NODE_BITMAP: usize = 1;
 const HEAD_ARRAY: usize = 2;
 const HEAD_BITMAP: usize = 3;
 
-#[inline(always)]
-fn bits(t: T) -> usize {
-    // SAFETY: ErlNifTerm is a machine word.
-    unsafe { std::mem::transmute::<T, usize>(t) }
-}
-
-#[inline(always)]
-fn term(w: usize) -> T {
-    // SAFETY: a machine word.
-    unsafe { std::mem::transmute::<usize, T>(w) }
+/// The tags of the running VM: the low six bits of every map header, and the primary tags of boxed pointers
+/// (to nodes) and list pointers (to leaves).
+#[derive(Clone, Copy)]
+pub struct Tags {
+    map: usize,
+    boxed: usize,
+    list: usize,
 }
 
 /// One word of a template: copied as is (a header or the size), a pointer to another node at a word offset, or
@@ -68,9 +65,9 @@ impl Template {
     ///
     /// # Safety
     /// `map` must be a live map term made from exactly `keys`.
-    pub unsafe fn read(map: T, keys: &[T]) -> Option<Template> {
+    pub unsafe fn read(map: T, keys: &[T], tags: &Tags) -> Option<Template> {
         let n = keys.len();
-        if n > MAX_KEYS || bits(map) & 0x3 != 0x2 {
+        if n > MAX_KEYS || bits(map) & 0x3 != tags.boxed {
             return None;
         }
         let mut t = Template {
@@ -86,7 +83,13 @@ impl Template {
         if index.len() != n {
             return None;
         }
-        t.node((bits(map) - 2) as *const usize, true, &mut index, 0)?;
+        t.node(
+            (bits(map) - tags.boxed) as *const usize,
+            true,
+            &mut index,
+            tags,
+            0,
+        )?;
         (t.leaves == n && index.is_empty()).then_some(t)
     }
 
@@ -95,6 +98,7 @@ impl Template {
         p: *const usize,
         head: bool,
         index: &mut HashMap<usize, u16>,
+        tags: &Tags,
         depth: u32,
     ) -> Option<u32> {
         // A 32-bit hash in 4-bit steps, then the VM rehashes: far fewer levels than this in practice.
@@ -102,7 +106,7 @@ impl Template {
             return None;
         }
         let header = *p;
-        if header & 0x3F != MAP_TAG {
+        if header & 0x3F != tags.map {
             return None;
         }
         let kind = (header >> 6) & 0x3;
@@ -130,12 +134,13 @@ impl Template {
         for i in 0..slots {
             let slot = *p.add(first - at + i);
             let word = match slot & 0x3 {
-                0x2 => {
-                    Word::Node(self.node((slot - 2) as *const usize, false, index, depth + 1)?)
+                tag if tag == tags.boxed => {
+                    let node = (slot - tags.boxed) as *const usize;
+                    Word::Node(self.node(node, false, index, tags, depth + 1)?)
                 }
-                0x1 => {
+                tag if tag == tags.list => {
                     // A leaf `[key | value]`: its key must be one of the object's, not seen before.
-                    let cell = (slot - 1) as *const usize;
+                    let cell = (slot - tags.list) as *const usize;
                     self.leaves += 1;
                     Word::Leaf(index.remove(&*cell)?)
                 }
@@ -154,6 +159,7 @@ impl Template {
     pub unsafe fn write(
         &self,
         env: *mut ErlNifEnv,
+        tags: &Tags,
         fill: T,
         fills: &mut Vec<T>,
         keys: &[T],
@@ -169,36 +175,56 @@ impl Template {
             env,
             fills.as_ptr(),
             (total - 1) as u32,
-        )) - 2) as *mut usize;
+        )) - tags.boxed) as *mut usize;
         let mut cell = base.add(nodes);
         for (i, w) in self.words.iter().enumerate() {
             *base.add(i) = match *w {
                 Word::Raw(x) => x,
-                Word::Node(off) => base.add(off as usize) as usize | 0x2,
+                Word::Node(off) => base.add(off as usize) as usize | tags.boxed,
                 Word::Leaf(j) => {
                     *cell = bits(keys[j as usize]);
                     *cell.add(1) = bits(values[j as usize]);
-                    let leaf = cell as usize | 0x1;
+                    let leaf = cell as usize | tags.list;
                     cell = cell.add(2);
                     leaf
                 }
             };
         }
-        term(base as usize | 0x2)
+        term(base as usize | tags.boxed)
     }
 }
 
-static CHECKED: CheckedOnce = CheckedOnce::new();
-
-/// True when maps written from templates are the VM's own (checked on the first call). `fill` is an immediate.
-pub fn on(env: *mut ErlNifEnv, fill: T) -> bool {
-    CHECKED.get(|| unsafe { check(env, fill) })
+impl Tags {
+    /// Learns the tags from terms the VM makes, then checks them: see [`check`].
+    ///
+    /// # Safety
+    /// `env` must be a live NIF environment.
+    pub unsafe fn learn(env: *mut ErlNifEnv) -> Option<Tags> {
+        let nil = enif_make_list_from_array(env, std::ptr::null(), 0);
+        let boxed = bits(enif_make_double(env, 1.0)) & 0x3;
+        let list = bits(enif_make_list_cell(env, nil, nil)) & 0x3;
+        let one = enif_make_int64(env, 1);
+        let mut flat = MaybeUninit::<T>::uninit();
+        if enif_make_map_from_arrays(env, &one, &one, 1, flat.as_mut_ptr()) == 0
+            || bits(flat.assume_init()) & 0x3 != boxed
+            || boxed == list
+        {
+            return None;
+        }
+        let header = *((bits(flat.assume_init()) - boxed) as *const usize);
+        let tags = Tags {
+            map: header & 0x3F,
+            boxed,
+            list,
+        };
+        check(env, &tags, one).then_some(tags)
+    }
 }
 
 /// Builds maps of 14 sizes from 33 to 256 keys with the VM, reads their tries, writes them again with other values
 /// and checks each result is identical to the VM's map of those values, every key found. (It runs in the first
-/// decode of the VM's life: 0.3-0.5 ms here; every size from 33 to 96 took 1.6 ms.)
-unsafe fn check(env: *mut ErlNifEnv, fill: T) -> bool {
+/// call of the VM's life: 0.3-0.5 ms here; every size from 33 to 96 took 1.6 ms.)
+unsafe fn check(env: *mut ErlNifEnv, tags: &Tags, fill: T) -> bool {
     let keys: Vec<T> = (0..MAX_KEYS)
         .map(|i| {
             let text = format!("key_{i:03}");
@@ -225,10 +251,10 @@ unsafe fn check(env: *mut ErlNifEnv, fill: T) -> bool {
         let (Some(template_map), Some(expected)) = (vm_map(ks, &first), vm_map(ks, &other)) else {
             return false;
         };
-        let Some(template) = Template::read(template_map, ks) else {
+        let Some(template) = Template::read(template_map, ks, tags) else {
             return false;
         };
-        let ours = template.write(env, fill, &mut fills, ks, &other);
+        let ours = template.write(env, tags, fill, &mut fills, ks, &other);
         let mut size = 0;
         if enif_is_identical(ours, expected) == 0
             || enif_get_map_size(env, ours, &mut size) == 0

@@ -1,0 +1,106 @@
+//! Everything the NIF knows about how the running VM lays out terms, for reading them (encode) and for writing
+//! them (decode), and the fast paths built on that knowledge.
+//!
+//! Each fact is learned from terms the running VM makes (`enif_make_*`), checked once, on the first call that
+//! needs it, and each fast path is switched on or off on its own: a layout no release has shown yet turns off
+//! only the paths that depend on it, and the plain erl_nif calls do that work. Nothing here is assumed of a
+//! release; only the 64-bit word is (a 32-bit VM gets no fast path). `RUSTYJSON_FAST_PATHS=off` in the VM's
+//! environment switches every one off (the test suite runs once that way too).
+//!
+//! - [`read`]: immediates, list cells, floats and flat maps read by their bits (encode).
+//! - [`write`]: heap binaries, flat maps and small integers written into memory the VM hands out (decode).
+//! - [`hamt`]: hash maps of 33-256 keys written from the trie the VM built for the same keys (decode).
+//! - [`map_order`]: the direction in which `maps:to_list/1` lists a hash map (encode).
+
+pub mod hamt;
+pub mod map_order;
+pub mod read;
+pub mod write;
+
+use rustler::sys::{ErlNifEnv, ErlNifTerm};
+use std::sync::OnceLock;
+
+type T = ErlNifTerm;
+
+/// What was learned of the running VM: one set of facts per fast path, `None` (or off) where they do not hold.
+pub struct Layout {
+    pub reads: read::Reads,
+    pub writes: write::Writes,
+    /// The low six bits of every map header (flat and hash), for [`hamt`]; `None`: hash maps are the VM's.
+    pub hash_maps: Option<hamt::Tags>,
+}
+
+static LAYOUT: OnceLock<Layout> = OnceLock::new();
+
+/// The running VM's layout, learned on the first call (with that call's environment to make terms in).
+#[inline]
+pub fn layout(env: *mut ErlNifEnv) -> &'static Layout {
+    LAYOUT.get_or_init(|| learn(env))
+}
+
+/// Whether `RUSTYJSON_FAST_PATHS=off` switched every fast path off.
+pub fn forced_off() -> bool {
+    std::env::var("RUSTYJSON_FAST_PATHS").is_ok_and(|v| v.eq_ignore_ascii_case("off"))
+}
+
+#[cold]
+fn learn(env: *mut ErlNifEnv) -> Layout {
+    if forced_off() || !cfg!(target_pointer_width = "64") {
+        return Layout {
+            reads: read::Reads::OFF,
+            writes: write::Writes::OFF,
+            hash_maps: None,
+        };
+    }
+    // SAFETY: `env` is the calling NIF's environment; the terms made here are garbage once learned.
+    unsafe {
+        let reads = read::Reads::learn(env);
+        let writes = write::Writes::learn(env);
+        let hash_maps = hamt::Tags::learn(env);
+        Layout {
+            reads,
+            writes,
+            hash_maps,
+        }
+    }
+}
+
+/// Each fast path's state, for `RustyJson.Native.info/0`.
+pub fn fast_paths(env: *mut ErlNifEnv) -> [(&'static str, bool); 6] {
+    let layout = layout(env);
+    [
+        ("heap_binaries", layout.writes.heap_binaries.is_some()),
+        ("flat_maps", layout.writes.flat_maps.is_some()),
+        ("hash_maps", layout.hash_maps.is_some()),
+        ("small_integers", layout.writes.small_integers.is_some()),
+        ("encode_reads", layout.reads.on()),
+        ("map_order", map_order::get() != map_order::Order::Unknown),
+    ]
+}
+
+/// A term's machine word.
+#[inline(always)]
+pub fn bits(t: T) -> usize {
+    // SAFETY: ErlNifTerm is a transparent wrapper of a machine word.
+    unsafe { std::mem::transmute::<T, usize>(t) }
+}
+
+/// The term of a machine word.
+#[inline(always)]
+pub fn term(w: usize) -> T {
+    // SAFETY: a machine word.
+    unsafe { std::mem::transmute::<usize, T>(w) }
+}
+
+/// The primary tag of boxed terms (the low two bits: a pointer to a header word), learned by [`read::Reads`]
+/// and [`write::Writes`] from terms the VM makes; every 64-bit release so far uses 0b10.
+#[inline(always)]
+fn is_boxed(t: T, tag: usize) -> bool {
+    bits(t) & 0x3 == tag
+}
+
+/// The words of a boxed term whose primary tag is `tag`.
+#[inline(always)]
+fn boxed(t: T, tag: usize) -> *mut usize {
+    (bits(t) - tag) as *mut usize
+}

@@ -1,0 +1,204 @@
+//! Terms read by their bits instead of through the VM (encode's hottest type checks): small integers, list
+//! cells, floats and flat maps. Their tags, shifts and headers are learned from terms the VM makes, and the
+//! reads are checked on them; where anything differs, [`Reads::on`] is false, every read says "no", and the
+//! erl_nif calls do the work.
+
+use super::{bits, boxed, is_boxed, T};
+use rustler::sys::{
+    enif_make_atom_len, enif_make_double, enif_make_int64, enif_make_list_cell,
+    enif_make_list_from_array, enif_make_map_from_arrays, ErlNifEnv,
+};
+
+/// The read layout: immediates (small integers: value above a tag), list cells (a tagged pointer to
+/// `[head, tail]`), boxed floats (`[header, IEEE bits]`) and flat maps (`[header, size, keys tuple, values...]`).
+#[derive(Clone, Copy)]
+pub struct Reads {
+    on: bool,
+    small_tag: usize,
+    small_shift: u32,
+    list_tag: usize,
+    boxed_tag: usize,
+    float_header: usize,
+    /// 0 (no header is 0) when flat maps are read through the iterator.
+    flatmap_header: usize,
+}
+
+impl Reads {
+    pub const OFF: Reads = Reads {
+        on: false,
+        small_tag: 0,
+        small_shift: 0,
+        list_tag: 0,
+        boxed_tag: 0,
+        float_header: 0,
+        flatmap_header: 0,
+    };
+
+    /// Whether the reads hold (then a `None` from [`Reads::cons`] means "not a list cell" for sure).
+    #[inline(always)]
+    pub fn on(&self) -> bool {
+        self.on
+    }
+
+    /// The value of a small integer.
+    #[inline(always)]
+    pub fn small(&self, t: T) -> Option<i64> {
+        let mask = (1 << self.small_shift) - 1;
+        (self.on && bits(t) & mask == self.small_tag)
+            .then(|| (bits(t) as isize >> self.small_shift) as i64)
+    }
+
+    /// Head and tail of a list cell.
+    #[inline(always)]
+    pub fn cons(&self, t: T) -> Option<(T, T)> {
+        if self.on && bits(t) & 0x3 == self.list_tag {
+            let cell = (bits(t) - self.list_tag) as *const T;
+            // SAFETY: a list cell points to two words on a heap that does not move during the NIF call.
+            Some(unsafe { (*cell, *cell.add(1)) })
+        } else {
+            None
+        }
+    }
+
+    #[inline(always)]
+    pub fn float(&self, t: T) -> Option<f64> {
+        if self.on && is_boxed(t, self.boxed_tag) {
+            let p = boxed(t, self.boxed_tag);
+            // SAFETY: a boxed term points to a header word followed by its data, on a heap that does not move.
+            unsafe {
+                if *p == self.float_header {
+                    return Some(f64::from_bits(*p.add(1) as u64));
+                }
+            }
+        }
+        None
+    }
+
+    /// A flat map's keys and values (in key order, as `Map.to_list/1`) and its size.
+    #[inline(always)]
+    pub fn flatmap(&self, t: T) -> Option<(*const T, *const T, usize)> {
+        if !self.on || self.flatmap_header == 0 || !is_boxed(t, self.boxed_tag) {
+            return None;
+        }
+        let p = boxed(t, self.boxed_tag);
+        // SAFETY: a boxed term points to its header; a flat map's next words are its size and keys tuple.
+        unsafe {
+            if *p != self.flatmap_header {
+                return None;
+            }
+            let keys_tuple = boxed(super::term(*p.add(2)), self.boxed_tag);
+            Some((
+                keys_tuple.add(1) as *const T,
+                p.add(3) as *const T,
+                *p.add(1),
+            ))
+        }
+    }
+
+    /// Learns the layout from terms the VM makes and checks every read on them.
+    ///
+    /// # Safety
+    /// `env` must be a live NIF environment.
+    pub unsafe fn learn(env: *mut ErlNifEnv) -> Reads {
+        let zero = bits(enif_make_int64(env, 0));
+        let one = bits(enif_make_int64(env, 1));
+        let step = one.wrapping_sub(zero);
+        let nil = enif_make_list_from_array(env, std::ptr::null(), 0);
+        let float_term = enif_make_double(env, -1.5e300);
+        let mut r = Reads {
+            on: true,
+            small_tag: zero,
+            small_shift: step.trailing_zeros(),
+            list_tag: bits(enif_make_list_cell(env, nil, nil)) & 0x3,
+            boxed_tag: bits(float_term) & 0x3,
+            float_header: 0,
+            flatmap_header: 0,
+        };
+        // The value sits above a tag that fits under it; list cells and boxed terms have other primary tags.
+        if !step.is_power_of_two()
+            || zero >= step
+            || r.list_tag == r.boxed_tag
+            || r.list_tag == zero & 0x3
+            || r.boxed_tag == zero & 0x3
+        {
+            return Reads::OFF;
+        }
+        r.float_header = *boxed(float_term, r.boxed_tag);
+        r.flatmap_header = learn_flatmap(env, &r);
+        let small_term = enif_make_int64(env, -12345);
+        let big_term = enif_make_int64(env, i64::MAX);
+        let cell = enif_make_list_cell(env, small_term, nil);
+        let atom = enif_make_atom_len(env, c"rusty_json".as_ptr(), 10);
+        let floats = [
+            0.0,
+            -0.0,
+            1.5,
+            -1.5e300,
+            f64::MAX,
+            f64::MIN_POSITIVE,
+            5e-324,
+        ];
+        let holds = r.small(small_term) == Some(-12345)
+            && r.small(enif_make_int64(env, -1)) == Some(-1)
+            && r.small(big_term).is_none()
+            && r.small(nil).is_none()
+            && r.small(atom).is_none()
+            && r.small(float_term).is_none()
+            && r.cons(nil).is_none()
+            && r.cons(atom).is_none()
+            && r.cons(float_term).is_none()
+            && r.cons(cell).map(|(h, t)| (bits(h), bits(t))) == Some((bits(small_term), bits(nil)))
+            && !is_boxed(atom, r.boxed_tag)
+            && r.float(big_term).is_none()
+            && floats
+                .iter()
+                .all(|&f| r.float(enif_make_double(env, f)).map(f64::to_bits) == Some(f.to_bits()));
+        if holds {
+            r
+        } else {
+            Reads::OFF
+        }
+    }
+}
+
+/// The flat map header, when flat maps of 1 and 3 keys share one, a 40-key (hash) map has another, and reading
+/// the 3-key map gives back its keys and values; 0 otherwise (flat maps then go through the iterator).
+unsafe fn learn_flatmap(env: *mut ErlNifEnv, r: &Reads) -> usize {
+    let make_map = |n: i64| {
+        let keys: Vec<T> = (1..=n).map(|k| enif_make_int64(env, k)).collect();
+        let vals: Vec<T> = (1..=n).map(|k| enif_make_int64(env, -k)).collect();
+        let mut map = T::default();
+        let made =
+            enif_make_map_from_arrays(env, keys.as_ptr(), vals.as_ptr(), n as usize, &mut map);
+        (made != 0 && is_boxed(map, r.boxed_tag)).then_some((map, keys, vals))
+    };
+    let (Some((one, ..)), Some((three, keys, vals)), Some((big, ..))) =
+        (make_map(1), make_map(3), make_map(40))
+    else {
+        return 0;
+    };
+    let word = |t: T, i: usize| *boxed(t, r.boxed_tag).add(i);
+    let header = word(one, 0);
+    let keys_term = super::term(word(three, 2));
+    if header == 0
+        || word(three, 0) != header
+        || word(big, 0) == header
+        || word(three, 1) != 3
+        || !is_boxed(keys_term, r.boxed_tag)
+    {
+        return 0;
+    }
+    let candidate = Reads {
+        flatmap_header: header,
+        ..*r
+    };
+    match candidate.flatmap(three) {
+        Some((k, v, 3))
+            if (0..3)
+                .all(|i| bits(*k.add(i)) == bits(keys[i]) && bits(*v.add(i)) == bits(vals[i])) =>
+        {
+            header
+        }
+        _ => 0,
+    }
+}

@@ -1,0 +1,292 @@
+//! Writing terms straight into the memory the VM hands out, instead of through erl_nif: heap binaries of up to 24
+//! bytes (object keys and short strings), flat maps whose keys are already sorted, and small integers.
+//!
+//! `enif_make_new_binary` syncs the environment's heap pointers on every call, and `enif_make_map_from_arrays`
+//! sorts and compares the keys again with term comparisons; written here, a key costs a bump allocation and a
+//! few stores, and same-shaped objects decoded with `keys: :intern` share one keys tuple (as maps built from
+//! literals do). The memory comes from `enif_make_tuple_from_array`, whose result is a boxed pointer to
+//! `arity + 1` words on the process heap or a heap fragment; those words are then overwritten with the other
+//! term's header and body, of exactly that size. Each layout (heap binary `[header, size, bytes...]`, whose size
+//! word counts bytes before OTP 27 and bits from it; flat map `[header, size, keys tuple, values...]`; small
+//! integer: value above a tag) is learned from terms the running VM makes, and terms written here are checked
+//! to be identical to the VM's, each kind on its own; where one differs, that kind is left to erl_nif.
+
+use super::{bits, boxed, is_boxed, T};
+use rustler::sys::{
+    enif_get_map_size, enif_get_map_value, enif_inspect_binary, enif_is_identical,
+    enif_make_double, enif_make_int64, enif_make_map_from_arrays, enif_make_new_binary,
+    enif_make_tuple_from_array, ErlNifBinary, ErlNifEnv,
+};
+use std::mem::MaybeUninit;
+
+/// Heap binaries are written for byte sizes up to this (at most three data words).
+pub const HEAP_BIN_MAX: usize = 24;
+/// Flat maps are written for up to this many keys (the VM's flat map limit).
+pub const FLATMAP_MAX: usize = 32;
+
+/// The write layouts learned, one per kind of term (`None`: that kind is made by erl_nif).
+pub struct Writes {
+    pub heap_binaries: Option<HeapBinaries>,
+    /// The flat map header.
+    pub flat_maps: Option<usize>,
+    pub small_integers: Option<SmallIntegers>,
+    boxed_tag: usize,
+}
+
+/// Heap binary headers by data words (0..=3: 0, 1-8, 9-16, 17-24 bytes), and the size word's unit.
+pub struct HeapBinaries {
+    headers: [usize; 4],
+    /// The size word is the byte size shifted left by this (3 where it counts bits).
+    size_shift: u32,
+}
+
+/// A small integer is `value << shift | tag`, for values of `64 - shift` bits.
+#[derive(Clone, Copy)]
+pub struct SmallIntegers {
+    tag: usize,
+    shift: u32,
+}
+
+impl Writes {
+    pub const OFF: Writes = Writes {
+        heap_binaries: None,
+        flat_maps: None,
+        small_integers: None,
+        boxed_tag: 0,
+    };
+
+    /// A heap binary of `bytes` (at most [`HEAP_BIN_MAX`]). `fills` are immediates. Only with `heap_binaries`.
+    #[inline(always)]
+    pub unsafe fn heap_binary(&self, env: *mut ErlNifEnv, fills: &[T; 4], bytes: &[u8]) -> T {
+        let layout = self.heap_binaries.as_ref().unwrap_unchecked();
+        let len = bytes.len();
+        debug_assert!(len <= HEAP_BIN_MAX);
+        let data_words = len.div_ceil(8);
+        // A tuple of 1 + data_words immediates has the heap binary's size; its words are then overwritten.
+        let t = enif_make_tuple_from_array(env, fills.as_ptr(), (1 + data_words) as u32);
+        let p = boxed(t, self.boxed_tag);
+        *p = layout.headers[data_words];
+        *p.add(1) = len << layout.size_shift;
+        if data_words > 0 {
+            // Zero the last word first so the padding is deterministic.
+            *p.add(1 + data_words) = 0;
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), p.add(2) as *mut u8, len);
+        }
+        t
+    }
+
+    /// The bytes of a heap binary made by [`Writes::heap_binary`].
+    #[inline(always)]
+    pub fn heap_binary_bytes(&self, t: T) -> *const u8 {
+        // Arithmetic only: the words after the header and size are the bytes.
+        (bits(t) - self.boxed_tag).wrapping_add(16) as *const u8
+    }
+
+    /// A flat map from `keys`, a tuple of 1..=32 keys in term order without duplicates, and its `n` values in
+    /// that order in `buf[2..n + 2]` (`buf[0..2]` are overwritten). Only with `flat_maps`.
+    #[inline(always)]
+    pub unsafe fn flatmap(
+        &self,
+        env: *mut ErlNifEnv,
+        keys: T,
+        buf: &mut [MaybeUninit<T>],
+        n: usize,
+    ) -> T {
+        debug_assert!((1..=FLATMAP_MAX).contains(&n) && buf.len() >= n + 2);
+        // The tuple [keys, keys, v1..vn] has the flat map's size: its header and first element become the map's
+        // header and size.
+        buf[0].write(keys);
+        buf[1].write(keys);
+        let t = enif_make_tuple_from_array(env, buf.as_ptr() as *const T, (n + 2) as u32);
+        let p = boxed(t, self.boxed_tag);
+        *p = self.flat_maps.unwrap_unchecked();
+        *p.add(1) = n;
+        t
+    }
+
+    /// `value` as an immediate small integer, when it is one (and small integers are written).
+    #[inline(always)]
+    pub fn small(&self, value: i64) -> Option<T> {
+        let SmallIntegers { tag, shift } = self.small_integers?;
+        let fits = (value << shift) >> shift == value;
+        fits.then(|| super::term(((value << shift) as usize) | tag))
+    }
+
+    /// Learns each layout from terms the VM makes and checks terms written with it against the VM's.
+    ///
+    /// # Safety
+    /// `env` must be a live NIF environment.
+    pub unsafe fn learn(env: *mut ErlNifEnv) -> Writes {
+        let probe = enif_make_double(env, 1.0);
+        let mut w = Writes {
+            boxed_tag: bits(probe) & 0x3,
+            ..Writes::OFF
+        };
+        let fill = enif_make_int64(env, 0);
+        if is_boxed(fill, w.boxed_tag) {
+            return Writes::OFF;
+        }
+        let fills = [fill; 4];
+        w.small_integers = learn_small(env);
+        w.heap_binaries = learn_heap_binaries(env, &w, &fills);
+        w.flat_maps = learn_flat_maps(env, &w);
+        w
+    }
+}
+
+unsafe fn learn_small(env: *mut ErlNifEnv) -> Option<SmallIntegers> {
+    let zero = bits(enif_make_int64(env, 0));
+    let step = bits(enif_make_int64(env, 1)).wrapping_sub(zero);
+    if !step.is_power_of_two() || zero >= step {
+        return None;
+    }
+    let small = SmallIntegers {
+        tag: zero,
+        shift: step.trailing_zeros(),
+    };
+    let w = Writes {
+        small_integers: Some(small),
+        ..Writes::OFF
+    };
+    // Every value at and around the limits is the VM's term; just outside them is not a small integer.
+    let limit = 1i64 << (63 - small.shift);
+    for v in [0, 1, -1, 7, -8, 123_456_789, limit - 1, -limit, -limit + 1] {
+        match w.small(v) {
+            Some(t) if bits(t) == bits(enif_make_int64(env, v)) => {}
+            _ => return None,
+        }
+    }
+    for v in [limit, -limit - 1, i64::MAX, i64::MIN] {
+        if w.small(v).is_some() || bits(enif_make_int64(env, v)) & (step - 1) == small.tag {
+            return None;
+        }
+    }
+    Some(small)
+}
+
+unsafe fn learn_heap_binaries(
+    env: *mut ErlNifEnv,
+    w: &Writes,
+    fills: &[T; 4],
+) -> Option<HeapBinaries> {
+    let text = b"0123456789abcdefghijklmnopqrstuvwxyz";
+    let make = |len: usize| {
+        let mut t = MaybeUninit::<T>::uninit();
+        let p = enif_make_new_binary(env, len, t.as_mut_ptr());
+        std::ptr::copy_nonoverlapping(text.as_ptr(), p, len);
+        t.assume_init()
+    };
+    // One header per data-word count; the size word of 8 bytes gives the unit (8: bytes, 64: bits).
+    let mut headers = [0; 4];
+    for (words, len) in [(0, 0), (1, 8), (2, 16), (3, 24)] {
+        let t = make(len);
+        if !is_boxed(t, w.boxed_tag) {
+            return None;
+        }
+        headers[words] = *boxed(t, w.boxed_tag);
+    }
+    let eight = *boxed(make(8), w.boxed_tag).add(1);
+    if !eight.is_power_of_two() || eight < 8 {
+        return None;
+    }
+    let size_shift = (eight / 8).trailing_zeros();
+    // The headers differ only in their arity (a count of words, above the six tag bits).
+    if headers.windows(2).any(|h| h[1] != h[0] + (1 << 6)) {
+        return None;
+    }
+    let w = Writes {
+        heap_binaries: Some(HeapBinaries {
+            headers,
+            size_shift,
+        }),
+        boxed_tag: w.boxed_tag,
+        ..Writes::OFF
+    };
+    for len in 0..=HEAP_BIN_MAX {
+        let vm = make(len);
+        let ours = w.heap_binary(env, fills, &text[..len]);
+        let mut bin = MaybeUninit::<ErlNifBinary>::uninit();
+        if *boxed(vm, w.boxed_tag) != *boxed(ours, w.boxed_tag)
+            || *boxed(vm, w.boxed_tag).add(1) != len << size_shift
+            || enif_is_identical(vm, ours) == 0
+            || enif_inspect_binary(env, ours, bin.as_mut_ptr()) == 0
+        {
+            return None;
+        }
+        let bin = bin.assume_init();
+        if bin.size != len
+            || (len > 0 && std::slice::from_raw_parts(bin.data, len) != &text[..len])
+            || (len > 0 && !std::ptr::eq(bin.data, w.heap_binary_bytes(ours)))
+        {
+            return None;
+        }
+    }
+    w.heap_binaries
+}
+
+/// The header of a 1-key flat map, when the layout of a 3-key one is `[header, 3, keys tuple, values...]` and
+/// maps written with it of every size from 1 to 32 keys are identical to the VM's (keys "k00".."k31", in order).
+unsafe fn learn_flat_maps(env: *mut ErlNifEnv, w: &Writes) -> Option<usize> {
+    let binary = |text: &str| {
+        let mut t = MaybeUninit::<T>::uninit();
+        let p = enif_make_new_binary(env, text.len(), t.as_mut_ptr());
+        std::ptr::copy_nonoverlapping(text.as_ptr(), p, text.len());
+        t.assume_init()
+    };
+    let keys: Vec<T> = (0..FLATMAP_MAX)
+        .map(|i| binary(&format!("k{i:02}")))
+        .collect();
+    let values: Vec<T> = (0..FLATMAP_MAX as i64)
+        .map(|i| enif_make_int64(env, -i))
+        .collect();
+    let vm_map = |n: usize| {
+        let mut m = MaybeUninit::<T>::uninit();
+        (enif_make_map_from_arrays(env, keys.as_ptr(), values.as_ptr(), n, m.as_mut_ptr()) != 0)
+            .then(|| m.assume_init())
+    };
+    let (one, three) = (vm_map(1)?, vm_map(3)?);
+    if !is_boxed(one, w.boxed_tag) || !is_boxed(three, w.boxed_tag) {
+        return None;
+    }
+    let header = *boxed(one, w.boxed_tag);
+    let p = boxed(three, w.boxed_tag);
+    let kt = super::term(*p.add(2));
+    if *p != header
+        || *p.add(1) != 3
+        || (0..3).any(|i| bits(*(p.add(3 + i) as *const T)) != bits(values[i]))
+        || !is_boxed(kt, w.boxed_tag)
+        || (0..3).any(|i| bits(*(boxed(kt, w.boxed_tag).add(1 + i) as *const T)) != bits(keys[i]))
+    {
+        return None;
+    }
+    let w = Writes {
+        flat_maps: Some(header),
+        boxed_tag: w.boxed_tag,
+        ..Writes::OFF
+    };
+    for n in 1..=FLATMAP_MAX {
+        let vm = vm_map(n)?;
+        let mut buf = [MaybeUninit::<T>::uninit(); FLATMAP_MAX + 2];
+        for (slot, &v) in buf[2..].iter_mut().zip(&values[..n]) {
+            slot.write(v);
+        }
+        let tuple = enif_make_tuple_from_array(env, keys.as_ptr(), n as u32);
+        let ours = w.flatmap(env, tuple, &mut buf, n);
+        let mut size = 0;
+        if enif_is_identical(vm, ours) == 0
+            || enif_get_map_size(env, ours, &mut size) == 0
+            || size != n
+        {
+            return None;
+        }
+        for i in 0..n {
+            let mut v = MaybeUninit::<T>::uninit();
+            if enif_get_map_value(env, ours, keys[i], v.as_mut_ptr()) == 0
+                || bits(v.assume_init()) != bits(values[i])
+            {
+                return None;
+            }
+        }
+    }
+    w.flat_maps
+}
