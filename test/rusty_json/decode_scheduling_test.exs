@@ -107,6 +107,8 @@ defmodule RustyJson.DecodeSchedulingTest do
     assert decoded == [expected, expected, expected]
   end
 
+  # About 15 s here, more with the fast paths off and other work on the machine's two cores.
+  @tag timeout: 240_000
   test "objects of a million keys and arrays of millions of items never hold a normal scheduler 20 ms" do
     # One VM map build of a million keys takes a normal scheduler 200-400 ms, and with a duplicate key OTP 29
     # refuses the build (the first try, before the duplicates are dropped). Large containers are built on a dirty

@@ -22,8 +22,15 @@ defmodule RustyJson.EncodeMapOrderTest do
     end
   end
 
+  # RUSTYJSON_FAST_PATHS=off (the suite's second run) leaves the order unknown.
+  defp learned do
+    if System.get_env("RUSTYJSON_FAST_PATHS") == "off",
+      do: [:unknown],
+      else: [:from_head, :from_tail]
+  end
+
   test "the NIF learned the map order at load" do
-    assert Native.map_order() in [:from_head, :from_tail]
+    assert Native.map_order() in learned()
   end
 
   test "maps of every size and key kind, alone and nested, are written in Map.to_list/1 order" do
@@ -58,6 +65,6 @@ defmodule RustyJson.EncodeMapOrderTest do
       Native.learn_map_order()
     end
 
-    assert Native.map_order() in [:from_head, :from_tail]
+    assert Native.map_order() in learned()
   end
 end

@@ -1,0 +1,458 @@
+//! The term builder: the parser's [`Builder`] for BEAM terms (strings and keys as binaries or atoms, numbers,
+//! arrays, and objects handed to `maps`), its per-call state and the per-thread tables it borrows.
+
+use super::*;
+
+/// A fresh binary holding `bytes`.
+#[inline(always)]
+fn copy_binary(env: *mut ErlNifEnv, bytes: &[u8]) -> T {
+    copy_binary_key(env, bytes).term
+}
+
+/// A fresh binary holding `bytes`, with a pointer to its data.
+#[inline(always)]
+fn copy_binary_key(env: *mut ErlNifEnv, bytes: &[u8]) -> Key {
+    let mut term = MaybeUninit::<T>::uninit();
+    unsafe {
+        let ptr = enif_make_new_binary(env, bytes.len(), term.as_mut_ptr());
+        std::ptr::copy_nonoverlapping(bytes.as_ptr(), ptr, bytes.len());
+        Key {
+            term: term.assume_init(),
+            ptr,
+            len: bytes.len(),
+        }
+    }
+}
+
+impl<'a> TermBuilder<'a> {
+    /// A builder of terms in `env`; `input` (a binary term of `env`) holds `bytes`, the document.
+    pub(super) fn new(env: Env<'a>, input: T, bytes: &'a [u8], opts_bits: u32) -> Self {
+        let raw_env = env.as_c_arg();
+        let layout = term::layout(raw_env);
+        let mut builder = TermBuilder {
+            env: raw_env,
+            rust_env: env,
+            input,
+            input_bytes: bytes,
+            keys: opts_bits & 7,
+            copy_strings: opts_bits & STRINGS_COPY != 0,
+            ordered: opts_bits & ORDERED_OBJECTS != 0,
+            decimals: opts_bits & FLOAT_DECIMALS != 0,
+            nil: atoms::nil().as_c_arg(),
+            true_: atoms::true_().as_c_arg(),
+            false_: atoms::false_().as_c_arg(),
+            cache: KeyCache::new(),
+            failed_key: None,
+            pairs: Vec::new(),
+            key_terms: Vec::new(),
+            // Only the first `shape_len` are ever read: left unwritten, a small decode does not pay for 768 bytes.
+            shape: [const { MaybeUninit::uninit() }; FLATMAP_MAX],
+            shape_len: 0,
+            shape_idx: [0; FLATMAP_MAX],
+            shapes: Vec::new(),
+            last_shape: 0,
+            intern_suspended: false,
+            writes: &layout.writes,
+            heap_binaries: layout.writes.heap_binaries.is_some(),
+            flat_maps: layout.writes.flat_maps.is_some(),
+            fills: [atoms::nil().as_c_arg(); 4],
+            hash_maps: layout.hash_maps,
+            large_shapes: Vec::new(),
+            large_fills: Vec::new(),
+            defer_large: false,
+            deferred: false,
+        };
+        if builder.keys == KEYS_INTERN {
+            INTERN.with(|c| {
+                if let Ok(mut c) = c.try_borrow_mut() {
+                    builder.cache = std::mem::take(&mut c.0);
+                    builder.shapes = std::mem::take(&mut c.1);
+                }
+            });
+            builder.cache.restart();
+        }
+        builder
+    }
+
+    /// `keys: :intern`'s tables, taken out at a yield of a detached decode: its terms stay valid (nothing
+    /// collects the decode's own environment), so the next slice goes on with them instead of a restarted
+    /// cache, and keys and shapes stay shared across the whole document.
+    pub(super) fn suspend_intern(&mut self) -> Option<InternTables> {
+        self.intern_suspended = true;
+        (self.keys == KEYS_INTERN).then(|| InternTables {
+            cache: std::mem::take(&mut self.cache),
+            shapes: std::mem::take(&mut self.shapes),
+            last_shape: self.last_shape,
+        })
+    }
+
+    /// Goes on with the tables of the decode's previous slice; the ones this builder took from the thread go
+    /// back to it.
+    pub(super) fn resume_intern(&mut self, tables: InternTables) {
+        let fresh_cache = std::mem::replace(&mut self.cache, tables.cache);
+        let fresh_shapes = std::mem::replace(&mut self.shapes, tables.shapes);
+        self.last_shape = tables.last_shape;
+        INTERN.with(|c| {
+            if let Ok(mut c) = c.try_borrow_mut() {
+                c.0 = fresh_cache;
+                c.1 = fresh_shapes;
+            }
+        });
+    }
+
+    /// What the decode returns: the value, or `{:error, position}`, `{:error, {position, token}}` or
+    /// `{:error, {:atom | :existing_atom, key}}` (turned into a `RustyJson.DecodeError` in Elixir).
+    pub(super) fn outcome(&mut self, parsed: Result<T, ParseError>, bytes: &[u8]) -> T {
+        let env = self.rust_env;
+        let term = match parsed {
+            Ok(term) => return term,
+            Err(ParseError::UnexpectedByte(pos)) | Err(ParseError::UnexpectedEnd(pos)) => {
+                (atoms::error(), pos).encode(env)
+            }
+            Err(ParseError::Token { start, end }) => {
+                let token = unsafe { Term::new(env, self.copy_binary(&bytes[start..end])) };
+                (atoms::error(), (start, token)).encode(env)
+            }
+            Err(ParseError::Key { .. }) => {
+                let key = self.failed_key.take().unwrap_or_default();
+                let key = unsafe { Term::new(env, self.copy_binary(&key)) };
+                let tag = if self.keys == KEYS_EXISTING_ATOMS {
+                    atoms::existing_atom()
+                } else {
+                    atoms::atom()
+                };
+                (atoms::error(), (tag, key)).encode(env)
+            }
+        };
+        term.as_c_arg()
+    }
+
+    #[inline(always)]
+    fn copy_binary(&self, bytes: &[u8]) -> T {
+        if self.heap_binaries && bytes.len() <= HEAP_BIN_MAX {
+            return unsafe { self.writes.heap_binary(self.env, &self.fills, bytes) };
+        }
+        copy_binary(self.env, bytes)
+    }
+
+    /// The key at `input[start..end]` (no escapes): a sub-binary unless it is short or `strings: :copy`.
+    #[inline(always)]
+    fn input_key(&self, start: usize, end: usize) -> Key {
+        if self.copy_strings || end - start <= HEAP_BIN_MAX {
+            return self.copy_key(&self.input_bytes[start..end]);
+        }
+        Key {
+            term: unsafe { enif_make_sub_binary(self.env, self.input, start, end - start) },
+            ptr: self.input_bytes[start..].as_ptr(),
+            len: end - start,
+        }
+    }
+
+    /// A fresh binary holding `bytes`, with a pointer to its data (which stays put for the whole call).
+    #[inline(always)]
+    fn copy_key(&self, bytes: &[u8]) -> Key {
+        if self.heap_binaries && bytes.len() <= HEAP_BIN_MAX {
+            let term = unsafe { self.writes.heap_binary(self.env, &self.fills, bytes) };
+            return Key {
+                term,
+                // The binary's own bytes: `bytes` may be the parser's scratch buffer, reused for the next key.
+                ptr: self.writes.heap_binary_bytes(term),
+                len: bytes.len(),
+            };
+        }
+        copy_binary_key(self.env, bytes)
+    }
+
+    #[inline(always)]
+    fn binary(&self, s: Str, copy: bool) -> T {
+        match s {
+            Str::Input { start, end, .. } if !copy && end - start > HEAP_BIN_MAX => unsafe {
+                enif_make_sub_binary(self.env, self.input, start, end - start)
+            },
+            s => self.copy_binary(s.bytes()),
+        }
+    }
+
+    /// `keys: :atoms` (`existing` false) or `:atoms!`; `None` when the key cannot be (or is not) an atom.
+    fn atom(&self, bytes: &[u8], existing: bool) -> Option<T> {
+        if bytes.len() <= 255 && bytes.is_ascii() {
+            if existing {
+                let mut atom = MaybeUninit::<T>::uninit();
+                let ok = unsafe {
+                    enif_make_existing_atom_len(
+                        self.env,
+                        bytes.as_ptr() as *const _,
+                        bytes.len(),
+                        atom.as_mut_ptr(),
+                        ErlNifCharEncoding::ERL_NIF_LATIN1,
+                    )
+                };
+                return (ok != 0).then(|| unsafe { atom.assume_init() });
+            }
+            return Some(unsafe {
+                enif_make_atom_len(self.env, bytes.as_ptr() as *const _, bytes.len())
+            });
+        }
+        if bytes.len() > u16::MAX as usize {
+            return None;
+        }
+        // A UTF-8 atom: build it through the external term format (ATOM_UTF8_EXT); the safe flag refuses to
+        // create atoms, which is `:atoms!`. The runtime enforces the 255-character limit.
+        let mut etf = Vec::with_capacity(bytes.len() + 4);
+        etf.push(131);
+        etf.push(118);
+        etf.extend_from_slice(&(bytes.len() as u16).to_be_bytes());
+        etf.extend_from_slice(bytes);
+        let mut term = MaybeUninit::<T>::uninit();
+        let flags = if existing { ERL_NIF_BIN2TERM_SAFE } else { 0 };
+        let read = unsafe {
+            enif_binary_to_term(self.env, etf.as_ptr(), etf.len(), term.as_mut_ptr(), flags)
+        };
+        (read == etf.len()).then(|| unsafe { term.assume_init() })
+    }
+
+    fn integer_from_text(&self, text: &[u8]) -> T {
+        let big = rustler::BigInt::parse_bytes(text, 10).expect("validated digits");
+        big.encode(self.rust_env).as_c_arg()
+    }
+
+    /// `Decimal.new(token)` built natively: `%Decimal{sign, coef, exp}`.
+    fn decimal(&self, text: &[u8]) -> T {
+        let (sign, rest) = match text.first() {
+            Some(b'-') => (-1i64, &text[1..]),
+            _ => (1, text),
+        };
+        let (mantissa, exp_part) = match rest.iter().position(|&c| c == b'e' || c == b'E') {
+            Some(i) => (&rest[..i], &rest[i + 1..]),
+            None => (rest, &rest[rest.len()..]),
+        };
+        let mut digits = Vec::with_capacity(mantissa.len());
+        let mut frac = 0i64;
+        let mut seen_dot = false;
+        for &c in mantissa {
+            if c == b'.' {
+                seen_dot = true;
+            } else {
+                digits.push(c);
+                if seen_dot {
+                    frac += 1;
+                }
+            }
+        }
+        let exp: i64 = if exp_part.is_empty() {
+            0
+        } else {
+            std::str::from_utf8(exp_part)
+                .ok()
+                .and_then(|s| s.trim_start_matches('+').parse().ok())
+                .unwrap_or(0)
+        };
+        let coef = self.integer_from_text(&digits);
+        let keys = [
+            atoms::__struct__().as_c_arg(),
+            atoms::coef().as_c_arg(),
+            atoms::exp().as_c_arg(),
+            atoms::sign().as_c_arg(),
+        ];
+        let values = unsafe {
+            [
+                atoms::decimal().as_c_arg(),
+                coef,
+                enif_make_int64(self.env, exp - frac),
+                enif_make_int64(self.env, sign),
+            ]
+        };
+        self.map_of(&keys, &values)
+    }
+}
+
+impl Drop for TermBuilder<'_> {
+    fn drop(&mut self) {
+        if !self.large_shapes.is_empty() {
+            LARGE_SHAPES.with(|c| {
+                if let Ok(mut c) = c.try_borrow_mut() {
+                    **c = std::mem::take(&mut self.large_shapes);
+                }
+            });
+        }
+        if self.keys == KEYS_INTERN && !self.intern_suspended {
+            // Give the tables back to this thread for the next call.
+            INTERN.with(|c| {
+                if let Ok(mut c) = c.try_borrow_mut() {
+                    c.0 = std::mem::take(&mut self.cache);
+                    c.1 = std::mem::take(&mut self.shapes);
+                }
+            });
+        }
+    }
+}
+
+impl<'a> Builder for TermBuilder<'a> {
+    type V = T;
+    type K = Key;
+
+    #[inline(always)]
+    fn null(&mut self) -> T {
+        self.nil
+    }
+    #[inline(always)]
+    fn boolean(&mut self, value: bool) -> T {
+        if value {
+            self.true_
+        } else {
+            self.false_
+        }
+    }
+    #[inline(always)]
+    fn int(&mut self, value: i64) -> T {
+        if let Some(t) = self.writes.small(value) {
+            return t;
+        }
+        unsafe { enif_make_int64(self.env, value) }
+    }
+    fn big_int(&mut self, text: &[u8]) -> T {
+        self.integer_from_text(text)
+    }
+    #[inline(always)]
+    fn float(&mut self, text: &[u8], value: f64) -> T {
+        if self.decimals {
+            return self.decimal(text);
+        }
+        unsafe { enif_make_double(self.env, value) }
+    }
+    fn float_out_of_range(&mut self, text: &[u8]) -> Option<T> {
+        // `Decimal.new("1e400")` is fine: only native floats have a range.
+        self.decimals.then(|| self.decimal(text))
+    }
+    #[inline(always)]
+    fn string(&mut self, s: Str) -> T {
+        self.binary(s, self.copy_strings)
+    }
+    #[inline(always)]
+    fn expected_key(&mut self) -> Option<ExpectedKey> {
+        if self.keys != KEYS_INTERN {
+            return None;
+        }
+        self.cache.expected()
+    }
+
+    #[inline(always)]
+    fn expected_key_found(&mut self, start: usize, end: usize) -> Key {
+        Key {
+            term: self.cache.take_expected(),
+            ptr: self.input_bytes[start..].as_ptr(),
+            len: end - start,
+        }
+    }
+
+    #[inline(always)]
+    fn key(&mut self, s: Str) -> Result<Key, ()> {
+        match (self.keys, s) {
+            (KEYS_STRINGS, Str::Input { start, end, .. }) => Ok(self.input_key(start, end)),
+            (KEYS_STRINGS | KEYS_COPY, s) => Ok(self.copy_key(s.bytes())),
+            (KEYS_INTERN, Str::Input { start, end, .. }) => {
+                if !self.cache.look_up_next() {
+                    // The cache gave up (keys rarely repeat): exactly the default's work until it tries again.
+                    return Ok(self.input_key(start, end));
+                }
+                let mut cache = std::mem::take(&mut self.cache);
+                let term = cache.get_or_insert(self.input_bytes, start, end, || {
+                    Ok(self.input_key(start, end).term)
+                });
+                self.cache = cache;
+                Ok(Key {
+                    term: term?,
+                    ptr: self.input_bytes[start..].as_ptr(),
+                    len: end - start,
+                })
+            }
+            (KEYS_ATOMS | KEYS_EXISTING_ATOMS, s) => {
+                let existing = self.keys == KEYS_EXISTING_ATOMS;
+                match self.atom(s.bytes(), existing) {
+                    Some(term) => Ok(Key {
+                        term,
+                        ptr: std::ptr::null(),
+                        len: 0,
+                    }),
+                    None => {
+                        self.failed_key = Some(s.bytes().to_vec());
+                        Err(())
+                    }
+                }
+            }
+            (_, s) => Ok(self.copy_key(s.bytes())),
+        }
+    }
+    #[inline(always)]
+    fn array(&mut self, items: &[T]) -> T {
+        unsafe {
+            match items.len() {
+                1 => enif_make_list_cell(
+                    self.env,
+                    items[0],
+                    enif_make_list_from_array(self.env, std::ptr::null(), 0),
+                ),
+                n => enif_make_list_from_array(self.env, items.as_ptr(), n as u32),
+            }
+        }
+    }
+    #[inline(always)]
+    fn defer_build(&mut self, len: usize, object: bool) -> bool {
+        // Objects from 2048 pairs (about 0.3 ms of the VM's map build; a million keys take 200-400 ms), arrays
+        // from 256K items (a list cell is two words written: ~0.5 ms).
+        let large = if object { true } else { len >= 1 << 18 };
+        self.deferred = self.defer_large && large;
+        self.deferred
+    }
+    #[inline(always)]
+    fn object(&mut self, keys: &[Key], values: &[T]) -> T {
+        // Whether this object's keys came from the cache (it may turn on again as the object ends).
+        let interned = self.keys == KEYS_INTERN && self.cache.enabled();
+        if self.keys == KEYS_INTERN {
+            self.cache.object_done();
+        }
+        if self.ordered {
+            self.pairs.clear();
+            for (k, &v) in keys.iter().zip(values) {
+                let t = unsafe { enif_make_tuple_from_array(self.env, [k.term, v].as_ptr(), 2) };
+                self.pairs.push(t);
+            }
+            let list = unsafe {
+                enif_make_list_from_array(self.env, self.pairs.as_ptr(), self.pairs.len() as u32)
+            };
+            let k = [atoms::__struct__().as_c_arg(), atoms::values().as_c_arg()];
+            let v = [atoms::ordered_object().as_c_arg(), list];
+            return self.map_of(&k, &v);
+        }
+        let n = keys.len();
+        if n == 0 {
+            return unsafe { enif_make_new_map(self.env) };
+        }
+        if n <= SMALL_MAP_PUTS {
+            // The single-entry fast path: no arrays, no sort. (Putting from the last pair back would keep the
+            // first of duplicate keys if the limit grew.)
+            unsafe {
+                let mut map = enif_make_new_map(self.env);
+                for (k, &v) in keys.iter().zip(values).rev() {
+                    let mut out = MaybeUninit::<T>::uninit();
+                    enif_make_map_put(self.env, map, k.term, v, out.as_mut_ptr());
+                    map = out.assume_init();
+                }
+                return map;
+            }
+        }
+        if (2..=FLATMAP_MAX).contains(&n) && !keys[0].ptr.is_null() {
+            if interned {
+                return self.flatmap_interned(keys, values);
+            }
+            return self.flatmap(keys, values);
+        }
+        if self.hash_maps.is_some()
+            && (FLATMAP_MAX + 1..=hamt::MAX_KEYS).contains(&n)
+            && !keys[0].ptr.is_null()
+        {
+            return self.large_map(keys, values);
+        }
+        self.large_map_by_vm(keys, values)
+    }
+}

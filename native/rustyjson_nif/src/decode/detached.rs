@@ -1,0 +1,161 @@
+//! A large decode detached from the caller's heap (`decode_detached/3`): slices on the caller's normal
+//! scheduler that build into an environment of their own, and the result sent as one message.
+
+use super::slices::{
+    consume_timeslice, decode_build, give_back_stacks, input_bytes, schedule, take_stacks,
+    Continuation, Slice, YIELD_AFTER,
+};
+use super::*;
+
+/// A large decode detached from the caller's heap: its terms are built in an environment of its own, which no
+/// collection of the caller copies while the decode runs, in slices of ~0.5 ms on the caller's normal scheduler;
+/// the result goes to the caller in a message, `{reference, result}`, which takes over the environment's memory
+/// without a copy. (Built on the caller's heap instead, every yield let a collection copy the partial result
+/// again; built on a dirty scheduler, the work competes with the normal schedulers for the cores.)
+struct Detached {
+    env: *mut ErlNifEnv,
+    /// The input binary and the caller's reference, as terms of `env`.
+    input: T,
+    reference: T,
+    stacks: Stacks<T, Key>,
+    pos: usize,
+    intern: Option<InternTables>,
+}
+
+// SAFETY: `env` and its terms belong to this state alone; only the one call that took it from its resource
+// touches it.
+unsafe impl Send for Detached {}
+
+impl Drop for Detached {
+    fn drop(&mut self) {
+        unsafe { enif_free_env(self.env) };
+    }
+}
+
+struct DetachedDecode(Mutex<Option<Detached>>);
+
+#[rustler::resource_impl]
+impl rustler::Resource for DetachedDecode {}
+
+/// `decode` detached from the caller's heap (see [`Detached`]): returns `:ok`, and the result arrives as the
+/// message `{reference, result}`.
+pub fn decode_detached<'a>(
+    env: Env<'a>,
+    input: Term<'a>,
+    opts: Term<'a>,
+    reference: Term<'a>,
+) -> Term<'a> {
+    if input_bytes(env, input).is_none() {
+        return (atoms::error(), atoms::badarg()).encode(env);
+    }
+    let own = unsafe { enif_alloc_env() };
+    let state = Detached {
+        env: own,
+        input: unsafe { enif_make_copy(own, input.as_c_arg()) },
+        reference: unsafe { enif_make_copy(own, reference.as_c_arg()) },
+        stacks: take_stacks(),
+        pos: 0,
+        intern: None,
+    };
+    run_detached(env, input, opts, state, Slice::Normal)
+}
+
+/// The continuation of a detached decode: `argv` is `[input, opts, detached resource]`.
+unsafe extern "C" fn decode_detached_continue(
+    env: *mut ErlNifEnv,
+    argc: c_int,
+    argv: *const ErlNifTerm,
+) -> ErlNifTerm {
+    continuation::run(env, argc, argv, |env, args| match *args {
+        [input, opts, detached] => detached_continue(env, input, opts, detached, Slice::Normal),
+        _ => rustler::types::atom::badarg().encode(env),
+    })
+}
+
+/// The next slice of the detached decode held by `detached`, a `DetachedDecode` resource.
+pub(super) fn detached_continue<'a>(
+    env: Env<'a>,
+    input: Term<'a>,
+    opts: Term<'a>,
+    detached: Term<'a>,
+    slice: Slice,
+) -> Term<'a> {
+    let state = detached
+        .decode::<ResourceArc<DetachedDecode>>()
+        .ok()
+        .and_then(|r| r.0.lock().ok()?.take());
+    match state {
+        Some(state) => run_detached(env, input, opts, state, slice),
+        None => rustler::types::atom::badarg().encode(env),
+    }
+}
+
+/// One slice of a detached decode: parses for ~0.5 ms (or, in a build slice, one large container), then
+/// yields, or sends the result and returns `:ok`.
+fn run_detached<'a>(
+    env: Env<'a>,
+    input: Term<'a>,
+    opts: Term<'a>,
+    mut state: Detached,
+    slice: Slice,
+) -> Term<'a> {
+    let started = Instant::now();
+    let Some(bytes) = input_bytes(env, input) else {
+        return (atoms::error(), atoms::badarg()).encode(env);
+    };
+    let marker = ();
+    // SAFETY: `state.env` lives as long as `state`, which outlives the builder.
+    let own = unsafe { Env::new(&marker, state.env) };
+    let mut builder = TermBuilder::new(own, state.input, bytes, opts.decode().unwrap_or(0));
+    builder.defer_large = slice == Slice::Normal;
+    if let Some(tables) = state.intern.take() {
+        builder.resume_intern(tables);
+    }
+    let parsed = loop {
+        let limit = slice.limit(state.pos);
+        match parser::parse_some(
+            bytes,
+            &mut builder,
+            &mut state.stacks,
+            &mut state.pos,
+            limit,
+        ) {
+            Ok(Progress::Done(v)) => break Ok(v),
+            Err(e) => break Err(e),
+            Ok(Progress::Paused) => {
+                let deferred = std::mem::take(&mut builder.deferred);
+                if slice == Slice::Normal && !deferred && started.elapsed() < YIELD_AFTER {
+                    continue;
+                }
+                // Yield: the partial terms stay where they are (nothing collects `state.env`).
+                state.intern = builder.suspend_intern();
+                drop(builder);
+                let paused = ResourceArc::new(DetachedDecode(Mutex::new(Some(state))));
+                let args = [
+                    input.as_c_arg(),
+                    opts.as_c_arg(),
+                    paused.encode(env).as_c_arg(),
+                ];
+                consume_timeslice(env, started);
+                let next: Continuation = if deferred {
+                    decode_build
+                } else {
+                    decode_detached_continue
+                };
+                return schedule(env, next, slice.next(deferred).1, &args);
+            }
+        }
+    };
+    let result = builder.outcome(parsed, bytes);
+    drop(builder);
+    let stacks = std::mem::take(&mut state.stacks);
+    give_back_stacks(stacks);
+    unsafe {
+        let message = enif_make_tuple_from_array(state.env, [state.reference, result].as_ptr(), 2);
+        let mut caller = MaybeUninit::<ErlNifPid>::uninit();
+        enif_self(env.as_c_arg(), caller.as_mut_ptr());
+        enif_send(env.as_c_arg(), caller.as_ptr(), state.env, message);
+    }
+    consume_timeslice(env, started);
+    atoms::ok().encode(env)
+}

@@ -1,0 +1,264 @@
+//! Scheduling a decode: slices of ~0.5 ms on the caller's normal scheduler with the partial terms carried across
+//! each yield in the caller's heap (`decode/2`), the uninterrupted dirty decode (`decode_dirty/2`), and builds of
+//! large containers moved to a dirty scheduler between normal slices.
+
+use super::detached::detached_continue;
+use super::*;
+
+/// Bytes parsed between clock checks on a normal scheduler (at most about 0.1 ms of the densest documents).
+const SLICE_BYTES: usize = 32 * 1024;
+/// A call on a normal scheduler yields (`enif_schedule_nif`) once it has run this long.
+pub(super) const YIELD_AFTER: Duration = Duration::from_micros(500);
+/// The most pending values and keys a yield carries (a tuple's arity limit is 2^24 - 1).
+const MAX_PENDING: usize = (1 << 24) - 1;
+
+/// A decode that yielded: the parser's stacks (their terms are stale: the tuple passed along holds the live ones)
+/// and the position to continue from.
+struct Paused {
+    stacks: Stacks<T, Key>,
+    pos: usize,
+}
+
+// SAFETY: the raw pointers in `Key`s point into the input binary (kept alive as an argument of the continuation)
+// or are replaced on resume; the state is only touched by the one continuation call that owns the resource.
+unsafe impl Send for Paused {}
+
+struct PausedDecode(Mutex<Option<Paused>>);
+
+#[rustler::resource_impl]
+impl rustler::Resource for PausedDecode {}
+
+/// Where a slice of a decode runs.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Slice {
+    /// On a normal scheduler: yields every ~0.5 ms, and leaves each large container's build to a `Build` slice.
+    Normal,
+    /// On a dirty scheduler, to the end (`decode_dirty`).
+    Dirty,
+    /// On a dirty scheduler, the one container a normal slice deferred; then back to a normal scheduler.
+    Build,
+}
+
+impl Slice {
+    /// The continuation of a decode yielding from this slice: another normal slice, or (`deferred`) a build.
+    pub(super) fn next(self, deferred: bool) -> (Continuation, ErlNifDirtyTaskFlags) {
+        if deferred {
+            (decode_build, ERL_NIF_DIRTY_JOB_CPU_BOUND)
+        } else {
+            (decode_continue, ERL_NIF_NORMAL_JOB)
+        }
+    }
+
+    /// How far this slice parses from `pos`: a build slice stops right after its container closes.
+    pub(super) fn limit(self, pos: usize) -> usize {
+        match self {
+            Slice::Normal => pos.saturating_add(SLICE_BYTES),
+            Slice::Dirty => usize::MAX,
+            Slice::Build => pos,
+        }
+    }
+}
+
+pub(super) type Continuation =
+    unsafe extern "C" fn(*mut ErlNifEnv, c_int, *const ErlNifTerm) -> ErlNifTerm;
+
+/// `decode` on the calling (normal) scheduler: yields every ~0.5 ms and continues in `decode_continue`.
+pub fn decode<'a>(env: Env<'a>, input: Term<'a>, opts: Term<'a>) -> Term<'a> {
+    run(env, input, opts, Slice::Normal, None)
+}
+
+/// `decode` on a dirty scheduler: runs to the end.
+pub fn decode_dirty<'a>(env: Env<'a>, input: Term<'a>, opts: Term<'a>) -> Term<'a> {
+    run(env, input, opts, Slice::Dirty, None)
+}
+
+/// The continuation of a yielded decode: `argv` is `[input, opts, paused resource, pending tuple]`.
+unsafe extern "C" fn decode_continue(
+    env: *mut ErlNifEnv,
+    argc: c_int,
+    argv: *const ErlNifTerm,
+) -> ErlNifTerm {
+    continuation::run(env, argc, argv, |env, args| match *args {
+        [input, opts, paused, pending] => {
+            run(env, input, opts, Slice::Normal, Some((paused, pending)))
+        }
+        _ => rustler::types::atom::badarg().encode(env),
+    })
+}
+
+/// The same on a dirty scheduler, for the build of one large container.
+pub(super) unsafe extern "C" fn decode_build(
+    env: *mut ErlNifEnv,
+    argc: c_int,
+    argv: *const ErlNifTerm,
+) -> ErlNifTerm {
+    continuation::run(env, argc, argv, |env, args| match *args {
+        [input, opts, paused, pending] => {
+            run(env, input, opts, Slice::Build, Some((paused, pending)))
+        }
+        [input, opts, detached] => detached_continue(env, input, opts, detached, Slice::Build),
+        _ => rustler::types::atom::badarg().encode(env),
+    })
+}
+
+fn run<'a>(
+    env: Env<'a>,
+    input: Term<'a>,
+    opts: Term<'a>,
+    slice: Slice,
+    resume: Option<(Term<'a>, Term<'a>)>,
+) -> Term<'a> {
+    let normal = slice == Slice::Normal;
+    let raw_env = env.as_c_arg();
+    let Some(bytes) = input_bytes(env, input) else {
+        return (atoms::error(), atoms::badarg()).encode(env);
+    };
+    // The clock is read only where a slice check can come (a smaller input is one slice: no clock, no report).
+    let started = (normal && (bytes.len() > SLICE_BYTES || resume.is_some())).then(Instant::now);
+    let mut builder = TermBuilder::new(env, input.as_c_arg(), bytes, opts.decode().unwrap_or(0));
+    builder.defer_large = normal;
+    // The parser's stacks: a yielded decode's, or the ones kept per scheduler thread (small documents then parse
+    // without allocating).
+    let (mut stacks, mut pos) = match resume {
+        Some((paused, pending)) => match restore(env, paused, pending, bytes) {
+            Some(state) => state,
+            None => return (atoms::error(), atoms::badarg()).encode(env),
+        },
+        None => (take_stacks(), 0),
+    };
+    let parsed = loop {
+        let limit = slice.limit(pos);
+        match parser::parse_some(bytes, &mut builder, &mut stacks, &mut pos, limit) {
+            Ok(Progress::Done(v)) => break Ok(v),
+            Err(e) => break Err(e),
+            Ok(Progress::Paused) => {
+                let deferred = std::mem::take(&mut builder.deferred);
+                let (values, keys) = stacks.pending();
+                if values.len() + keys.len() > MAX_PENDING {
+                    // Too many pending terms to carry across a yield: build here after all.
+                    builder.defer_large = false;
+                    continue;
+                }
+                let due = started.is_some_and(|started| started.elapsed() >= YIELD_AFTER);
+                if normal && !deferred && !due {
+                    continue;
+                }
+                // Yield: the pending terms travel in a tuple (an argument, so the garbage collector keeps and
+                // moves them), the rest in a resource.
+                let mut terms = Vec::with_capacity(values.len() + keys.len());
+                terms.extend_from_slice(values);
+                terms.extend(keys.iter().map(|k| k.term));
+                let tuple = unsafe {
+                    enif_make_tuple_from_array(raw_env, terms.as_ptr(), terms.len() as u32)
+                };
+                let paused =
+                    ResourceArc::new(PausedDecode(Mutex::new(Some(Paused { stacks, pos }))));
+                let args = [
+                    input.as_c_arg(),
+                    opts.as_c_arg(),
+                    paused.encode(env).as_c_arg(),
+                    tuple,
+                ];
+                if let Some(started) = started {
+                    consume_timeslice(env, started);
+                }
+                let (next, flags) = slice.next(deferred);
+                return schedule(env, next, flags, &args);
+            }
+        }
+    };
+    give_back_stacks(stacks);
+    if let Some(started) = started {
+        consume_timeslice(env, started);
+    }
+    unsafe { Term::new(env, builder.outcome(parsed, bytes)) }
+}
+
+/// The bytes of `input`, a binary.
+pub(super) fn input_bytes<'a>(env: Env<'a>, input: Term<'a>) -> Option<&'a [u8]> {
+    let mut bin = MaybeUninit::<ErlNifBinary>::uninit();
+    if unsafe { enif_inspect_binary(env.as_c_arg(), input.as_c_arg(), bin.as_mut_ptr()) } == 0 {
+        return None;
+    }
+    let bin = unsafe { bin.assume_init() };
+    Some(if bin.size == 0 {
+        &[]
+    } else {
+        unsafe { std::slice::from_raw_parts(bin.data, bin.size) }
+    })
+}
+
+/// The parser's stacks kept by this scheduler thread (so small documents parse without allocating).
+pub(super) fn take_stacks() -> Stacks<T, Key> {
+    STACKS
+        .with(|s| s.try_borrow_mut().map(|mut s| std::mem::take(&mut **s)))
+        .unwrap_or_default()
+}
+
+/// Gives the stacks (emptied by the parser) back to this thread for the next call.
+pub(super) fn give_back_stacks(stacks: Stacks<T, Key>) {
+    STACKS.with(|s| {
+        if let Ok(mut s) = s.try_borrow_mut() {
+            **s = stacks;
+        }
+    });
+}
+
+/// Reschedules the calling process to continue in `next` with `args`.
+pub(super) fn schedule<'a>(
+    env: Env<'a>,
+    next: Continuation,
+    flags: ErlNifDirtyTaskFlags,
+    args: &[T],
+) -> Term<'a> {
+    unsafe {
+        Term::new(
+            env,
+            enif_schedule_nif(
+                env.as_c_arg(),
+                c"decode".as_ptr(),
+                flags as c_int,
+                next,
+                args.len() as c_int,
+                args.as_ptr(),
+            ),
+        )
+    }
+}
+
+/// Tells the scheduler how much of its time slice the call used (1 ms is 100%).
+pub(super) fn consume_timeslice(env: Env, started: Instant) {
+    let percent = (started.elapsed().as_micros() / 10).clamp(1, 100) as c_int;
+    unsafe { enif_consume_timeslice(env.as_c_arg(), percent) };
+}
+
+/// The stacks and position of a yielded decode, with the live terms of `pending` put back in place of the
+/// stale ones (keys' bytes too: a key copied into a binary may have moved; one in the input has not).
+fn restore(env: Env, paused: Term, pending: Term, input: &[u8]) -> Option<(Stacks<T, Key>, usize)> {
+    let paused: ResourceArc<PausedDecode> = paused.decode().ok()?;
+    let Paused { mut stacks, pos } = paused.0.lock().ok()?.take()?;
+    let raw_env = env.as_c_arg();
+    let mut arity = 0;
+    let mut elems: *const T = std::ptr::null();
+    if unsafe { enif_get_tuple(raw_env, pending.as_c_arg(), &mut arity, &mut elems) } == 0 {
+        return None;
+    }
+    let (values, keys) = stacks.pending();
+    if arity as usize != values.len() + keys.len() {
+        return None;
+    }
+    let elems = unsafe { std::slice::from_raw_parts(elems, arity as usize) };
+    values.copy_from_slice(&elems[..values.len()]);
+    let input_range = input.as_ptr_range();
+    for (k, &term) in keys.iter_mut().zip(&elems[values.len()..]) {
+        k.term = term;
+        if !k.ptr.is_null() && !input_range.contains(&k.ptr) {
+            let mut bin = MaybeUninit::<ErlNifBinary>::uninit();
+            if unsafe { enif_inspect_binary(raw_env, term, bin.as_mut_ptr()) } == 0 {
+                return None;
+            }
+            k.ptr = unsafe { bin.assume_init() }.data;
+        }
+    }
+    Some((stacks, pos))
+}
