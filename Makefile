@@ -5,7 +5,7 @@ export PATH := $(HOME)/.cargo/bin:$(PATH)
 export LC_ALL := C.UTF-8
 export LANG := C.UTF-8
 
-.PHONY: demo test test-matrix deps build dialyzer bench bench-quick fuzz soak latency worst-case clean
+.PHONY: demo test test-matrix deps build dialyzer bench bench-matrix bench-quick fuzz soak latency worst-case clean
 
 deps:
 	@scripts/install-deps
@@ -47,9 +47,13 @@ dialyzer: deps
 BENCH_CPU ?= 1
 BENCH_PIN := $(shell command -v taskset >/dev/null && [ $$(nproc) -gt $(BENCH_CPU) ] && echo taskset -c $(BENCH_CPU))
 
-# The full benchmark suite; writes BENCHMARKS.md and bench/charts/ (under 15 minutes on 2 cores).
-bench: deps
+# The full benchmark suite; writes BENCHMARKS.md and bench/charts/ (under 15 minutes on 2 cores), after the same
+# suite on the version matrix's VMs (bench-matrix, about 10 minutes each: bench/vms/*.md, included in the report).
+bench: deps bench-matrix
 	$(BENCH_PIN) mix run bench/report.exs
+
+bench-matrix: deps
+	scripts/bench-matrix $(SUITES)
 
 # A quick pass for development: smaller inputs, one timing run, written to /tmp.
 bench-quick: deps

@@ -29,7 +29,8 @@ defmodule RustyJson.Bench.Inputs do
       from_term("api_list_1000", api_list(1000)),
       from_term("report_#{report_mb}mb", report(report_mb)),
       from_term("nested_100", nested(100)),
-      from_term("object_5000_keys", Map.new(1..5000, &{"key_#{&1}", &1}))
+      from_term("object_5000_keys", Map.new(1..5000, &{"key_#{&1}", &1})),
+      from_term("escaped_text", escaped_text(3000))
     ]
   end
 
@@ -110,6 +111,21 @@ defmodule RustyJson.Bench.Inputs do
         "transactions" => transactions
       }
     }
+  end
+
+  # Log lines and user text: an escape every 10-20 bytes (quotes, backslashes, newlines, tabs, control
+  # characters) among ASCII and non-ASCII text.
+  def escaped_text(n) do
+    for i <- 1..n do
+      %{
+        "id" => i,
+        "message" =>
+          "GET \"/api/v1/items/#{i}\" failed:\n\tcause: \"timeout\" after #{rem(i, 900)} ms\r\n" <>
+            "user said: «ça ne marche pas» — \"again\"\u0001 at C:\\logs\\#{i}.txt\n",
+        "path" => "C:\\Users\\u#{i}\\Documents\\file \"#{i}\".txt",
+        "tags" => ["a\tb", "line\nbreak", "ünï\"cödé\""]
+      }
+    end
   end
 
   def nested(0), do: %{"leaf" => [1, "two", 3.0]}

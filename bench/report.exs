@@ -3,7 +3,10 @@
 #   mix run bench/report.exs            # full suite, timing run twice to show reproducibility (make bench)
 #   mix run bench/report.exs --quick    # smaller inputs, one timing run (make bench-quick)
 #   mix run bench/report.exs --notes-only  # only recopy bench/notes/*.md into the existing file's notes section
+#   mix run bench/report.exs --vm-section bench/vms/sid.md  # one timing run, this VM's tables only (make bench
+#                                                             runs it in each matrix root: scripts/bench-matrix)
 #   options: --out PATH (default BENCHMARKS.md), --runs N
+# The full report includes every bench/vms/*.md section there is.
 Code.require_file("../test/support/apt_libs.exs", __DIR__)
 for file <- ~w(harness inputs suite measure chart), do: Code.require_file("#{file}.exs", __DIR__)
 RustyJson.AptLibs.add_paths!([:jiffy])
@@ -15,10 +18,93 @@ defmodule RustyJson.Bench.Report do
   def main(argv) do
     {opts, _} =
       OptionParser.parse!(argv,
-        strict: [quick: :boolean, out: :string, runs: :integer, notes_only: :boolean]
+        strict: [
+          quick: :boolean,
+          out: :string,
+          runs: :integer,
+          notes_only: :boolean,
+          vm_section: :string
+        ]
       )
 
-    if opts[:notes_only], do: notes_only(opts[:out] || "BENCHMARKS.md"), else: run(opts, argv)
+    cond do
+      opts[:notes_only] -> notes_only(opts[:out] || "BENCHMARKS.md")
+      opts[:vm_section] -> vm_section(opts[:vm_section], opts)
+      true -> run(opts, argv)
+    end
+  end
+
+  # This VM's encode and decode tables, every peer it has as a column and a ratio, from one timing run (the
+  # full report on the host includes the section).
+  defp vm_section(out, opts) do
+    started = System.monotonic_time(:second)
+    timing = [rounds: 15, max_rounds: 15, batch_ms: 20, long_batch_ms: 100]
+    libs = Suite.libraries()
+
+    [results] =
+      for run <- 1..(opts[:runs] || 1), do: time_all(Suite.inputs(:full), libs, timing, run)
+
+    elapsed = System.monotonic_time(:second) - started
+    names = Enum.map(libs, &elem(&1, 0))
+    info = RustyJson.Native.info()
+    on = for {path, true} <- Enum.sort(info.fast_paths), do: path
+
+    File.mkdir_p!(Path.dirname(out))
+
+    File.write!(out, """
+    ## Erlang/OTP #{System.otp_release()}, Elixir #{System.version()}
+
+    `mix run bench/report.exs --vm-section #{out}` in the #{os()} root of the version matrix (`scripts/bench-matrix`,
+    run by `make bench`), one timing run of 15 rounds, #{elapsed} s, #{Date.utc_today()}. Peers: #{Enum.join(tl(names), ", ")}.
+    Fast paths on (`RustyJson.Native.info/0`): #{Enum.join(on, ", ")}.
+
+    ### Encode
+
+    #{peer_table(results, :enc, names)}
+
+    ### Decode
+
+    #{peer_table(results, :dec, names)}
+    """)
+
+    IO.puts("wrote #{out} in #{elapsed} s")
+  end
+
+  # Medians per library, and RustyJson's paired ratio to each peer and to the ETF floor.
+  defp peer_table(results, op, names) do
+    peers = tl(names) ++ ["ETF floor"]
+
+    header =
+      "| input | size | " <>
+        Enum.map_join(names ++ ["ETF floor"], " | ", & &1) <>
+        " | " <>
+        Enum.map_join(peers, " | ", &"RJ / #{&1}") <>
+        " |\n" <>
+        "| --- | ---: |" <> String.duplicate(" ---: |", length(names) + 1 + length(peers))
+
+    rows =
+      for r <- results do
+        s = Map.fetch!(r, op)
+
+        "| #{r.name} | #{Harness.fmt_bytes(r.size)} | " <>
+          Enum.map_join(names ++ ["ETF floor"], " | ", &Harness.fmt_us(s[&1].median_us)) <>
+          " | " <> Enum.map_join(peers, " | ", &x(ratio(s, "RustyJson", &1))) <> " |"
+      end
+
+    Enum.join([header | rows], "\n")
+  end
+
+  # The sections other VMs wrote (bench/vms/*.md), for the full report.
+  defp vm_sections do
+    case Path.wildcard(Path.expand("vms/*.md", __DIR__)) do
+      [] ->
+        ""
+
+      paths ->
+        "# Other Erlang/OTP and Elixir versions\n\n" <>
+          "The same suite on the version matrix's VMs (tables written by `--vm-section` in each root).\n\n" <>
+          Enum.map_join(Enum.sort(paths), "\n", &String.replace(File.read!(&1), ~r/^## /m, "## "))
+    end
   end
 
   # The notes change more often than the timings: rewrite the notes section (the end of the file) alone.
@@ -216,6 +302,8 @@ defmodule RustyJson.Bench.Report do
 
     #{repro_table(results)}
 
+    #{vm_sections()}
+
     #{notes()}
     """
   end
@@ -242,6 +330,16 @@ defmodule RustyJson.Bench.Report do
     end
   end
 
+  defp os do
+    case File.read("/etc/os-release") do
+      {:ok, text} ->
+        Regex.run(~r/PRETTY_NAME="([^"]+)"/, text, capture: :all_but_first) |> List.first()
+
+      _ ->
+        "unknown"
+    end
+  end
+
   defp machine do
     cpu =
       case File.read("/proc/cpuinfo") do
@@ -249,14 +347,7 @@ defmodule RustyJson.Bench.Report do
         _ -> "unknown"
       end
 
-    os =
-      case File.read("/etc/os-release") do
-        {:ok, text} ->
-          Regex.run(~r/PRETTY_NAME="([^"]+)"/, text, capture: :all_but_first) |> List.first()
-
-        _ ->
-          "unknown"
-      end
+    os = os()
 
     mem_gb =
       case File.read("/proc/meminfo") do

@@ -1,7 +1,7 @@
 defmodule RustyJson.Bench.Suite do
   @moduledoc false
   # The full benchmark suite: which inputs, which libraries, and how each library encodes and decodes.
-  # Peers: jiffy (apt) always; Jason and OTP's :json (OTP 27+) whenever they are loadable at run time.
+  # Peers: jiffy (apt) always; Jason, OTP's :json (OTP 27+) and Elixir's JSON (1.18+) whenever they are loadable.
 
   alias RustyJson.Bench.Inputs
 
@@ -68,7 +68,12 @@ defmodule RustyJson.Bench.Suite do
         do: [{"OTP json", &otp_encode/1, &otp_decode/1}],
         else: []
 
-    base ++ jason ++ otp
+    elixir =
+      if Code.ensure_loaded?(JSON) and function_exported?(JSON, :encode!, 1),
+        do: [{"Elixir JSON", &elixir_encode/1, &elixir_decode/1}],
+        else: []
+
+    base ++ jason ++ otp ++ elixir
   end
 
   @doc "The ETF floor for a term: what copying it through the external term format costs."
@@ -77,7 +82,12 @@ defmodule RustyJson.Bench.Suite do
   defp jiffy_encode(term), do: :jiffy.encode(term, [:use_nil])
   defp jiffy_decode(json), do: :jiffy.decode(json, [:return_maps, :use_nil])
 
-  # OTP's :json encodes nil as the atom string "nil"; the comparison is of speed on the same terms.
-  defp otp_encode(term), do: apply(:json, :encode, [term])
+  # OTP's :json encodes nil as the atom string "nil"; the comparison is of speed on the same terms. It returns
+  # iodata: made a binary, as RustyJson's result is.
+  defp otp_encode(term), do: IO.iodata_to_binary(apply(:json, :encode, [term]))
   defp otp_decode(json), do: apply(:json, :decode, [json])
+
+  # Elixir's JSON (1.18+), which returns a binary like RustyJson.
+  defp elixir_encode(term), do: apply(JSON, :encode!, [term])
+  defp elixir_decode(json), do: apply(JSON, :decode!, [json])
 end

@@ -21,8 +21,14 @@ defmodule RustyJson.AptLibs do
     :ok
   end
 
+  # Under the VM's lib directory, or under $RUSTYJSON_BENCH_LIBS (the benchmarks on a VM whose Debian suite has no
+  # erlang-jiffy use the package of another suite: scripts/bench-matrix).
   defp add_path(app) do
-    case Path.wildcard(Path.join([:code.root_dir(), "lib", "#{app}-*", "ebin"])) do
+    dirs = [
+      Path.join(:code.root_dir(), "lib") | List.wrap(System.get_env("RUSTYJSON_BENCH_LIBS"))
+    ]
+
+    case Enum.flat_map(dirs, &Path.wildcard(Path.join([&1, "#{app}-*", "ebin"]))) do
       [] ->
         false
 
