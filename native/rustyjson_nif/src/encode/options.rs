@@ -1,0 +1,45 @@
+//! The call's options, decoded from the compact term Elixir passes.
+
+use rustler::{Encoder, Term};
+use rustyjson_core::escape::Mode;
+use rustyjson_core::pretty::Pretty;
+
+use super::atoms;
+
+/// Options decoded from the compact term Elixir passes (`{escape, strict, pretty}`).
+pub(super) struct Options {
+    pub(super) mode: Mode,
+    pub(super) strict: bool,
+    pub(super) pretty: Option<Pretty>,
+}
+
+pub(super) fn decode_options(opts: Term) -> Option<Options> {
+    let (escape, strict, pretty): (Term, bool, Term) = opts.decode().ok()?;
+    let mode = if escape == atoms::json().encode(opts.get_env()) {
+        Mode::Json
+    } else if escape == atoms::javascript_safe().encode(opts.get_env()) {
+        Mode::JavaScript
+    } else if escape == atoms::html_safe().encode(opts.get_env()) {
+        Mode::Html
+    } else if escape == atoms::unicode_safe().encode(opts.get_env()) {
+        Mode::Unicode
+    } else {
+        return None;
+    };
+    let pretty = if pretty == atoms::nil().encode(opts.get_env()) {
+        None
+    } else {
+        let (indent, line, after_colon): (rustler::Binary, rustler::Binary, rustler::Binary) =
+            pretty.decode().ok()?;
+        Some(Pretty {
+            indent: indent.as_slice().to_vec(),
+            line: line.as_slice().to_vec(),
+            after_colon: after_colon.as_slice().to_vec(),
+        })
+    };
+    Some(Options {
+        mode,
+        strict,
+        pretty,
+    })
+}

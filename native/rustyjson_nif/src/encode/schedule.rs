@@ -1,0 +1,197 @@
+//! Time-sliced scheduling: one call's run (a slice, or the whole walk on a dirty scheduler), yielding or moving
+//! to a dirty scheduler when the time is up, and continuing from a checkpoint with the output carried in a resource.
+
+use std::ffi::c_int;
+use std::mem::MaybeUninit;
+use std::sync::Mutex;
+use std::time::Instant;
+
+use crate::continuation;
+use rustler::sys::{
+    enif_consume_timeslice, enif_schedule_nif, ErlNifEnv, ErlNifTerm, ERL_NIF_DIRTY_JOB_CPU_BOUND,
+};
+use rustler::{Encoder, Env, ResourceArc, Term};
+use rustyjson_core::buffer::Buffer;
+
+use super::atoms;
+use super::options::decode_options;
+use super::output::{detach, finish, finish_holes, BinStorage, STACK_BYTES};
+use super::walker::{Fail, Walker};
+
+/// The signature of a NIF function `enif_schedule_nif` continues with.
+type NifFn = unsafe extern "C" fn(*mut ErlNifEnv, c_int, *const ErlNifTerm) -> ErlNifTerm;
+
+/// Resuming walks each open container up to its position again: beyond this many elements in all, the call moves to a
+/// dirty scheduler instead of yielding (in a big heap a list cell can cost a cache miss: 50,000 of them up to
+/// about 0.5 ms, which a slice pays on top of its `TIME_LIMIT`).
+const RESUME_WALK_MAX: usize = 50_000;
+
+/// The same call, continued on a dirty CPU scheduler (no time limit): `argv` is `[term, opts]` (start over) or
+/// `[term, opts, partial, path]` (continue from a checkpoint: the output so far, and each frame's count).
+unsafe extern "C" fn encode_dirty(
+    env: *mut ErlNifEnv,
+    argc: c_int,
+    argv: *const ErlNifTerm,
+) -> ErlNifTerm {
+    continue_encode(env, argc, argv, false)
+}
+
+/// The same call, continued for another time-limited slice on a normal scheduler: `argv` as `encode_dirty`'s.
+unsafe extern "C" fn encode_yielded(
+    env: *mut ErlNifEnv,
+    argc: c_int,
+    argv: *const ErlNifTerm,
+) -> ErlNifTerm {
+    continue_encode(env, argc, argv, true)
+}
+
+unsafe fn continue_encode(
+    env: *mut ErlNifEnv,
+    argc: c_int,
+    argv: *const ErlNifTerm,
+    normal: bool,
+) -> ErlNifTerm {
+    continuation::run(env, argc, argv, |env, args| match *args {
+        [term, opts] => run(env, term, opts, normal, None),
+        [term, opts, partial, path] => run(env, term, opts, normal, Some((partial, path))),
+        _ => rustler::types::atom::badarg().encode(env),
+    })
+}
+
+pub(super) fn run<'a>(
+    env: Env<'a>,
+    term: Term<'a>,
+    opts: Term<'a>,
+    normal: bool,
+    resume: Option<(Term<'a>, Term<'a>)>,
+) -> Term<'a> {
+    let Some(options) = decode_options(opts) else {
+        return (atoms::error(), (rustler::types::atom::badarg(), opts)).encode(env);
+    };
+    let mut stack_buf = [MaybeUninit::<u8>::uninit(); STACK_BYTES];
+    let storage = BinStorage::new();
+    // SAFETY: the stack array outlives the buffer (both live in this frame) and BinStorage copies out of it.
+    let mut out =
+        unsafe { Buffer::from_raw(stack_buf.as_mut_ptr() as *mut u8, STACK_BYTES, storage) };
+    let mut walker = Walker::new(env, &options, normal.then(Instant::now));
+    let root = term.as_c_arg();
+    let mut resumed = false;
+    let mut resumed_path = None;
+    if let Some((partial, path)) = resume {
+        let path: Vec<usize> = path.decode().unwrap_or_default();
+        resumed_path = Some(path.clone());
+        let taken = partial
+            .decode::<ResourceArc<Partial>>()
+            .ok()
+            .and_then(|p| p.0.lock().ok()?.take());
+        if let Some((storage, len)) = taken {
+            if walker.resume_from(root, &path) {
+                // SAFETY: the storage holds `len` written bytes in an allocated binary of `bin.size` bytes.
+                out = unsafe {
+                    let (data, cap) = (storage.bin.data, storage.bin.size);
+                    let mut b = Buffer::from_raw(data, cap, storage);
+                    b.advance(len);
+                    b
+                };
+                resumed = true;
+                // The slice's time starts after the re-walk (bounded by RESUME_WALK_MAX), so every slice moves
+                // the walk on by a full slice whatever the re-walk took.
+                if walker.started.is_some() {
+                    walker.started = Some(Instant::now());
+                }
+            } else {
+                walker.clear_stack();
+            }
+        }
+    }
+    let mut result = walker.walk(root, &mut out, resumed);
+    let has_holes = !walker.holes.is_empty();
+    if has_holes && !matches!(result, Ok(()) | Err(Fail::Budget)) {
+        // Errors are reported in document order by the path that resolves every struct first.
+        result = Err(Fail::Elixir);
+    }
+    if let Err(
+        Fail::InvalidByte(..)
+        | Fail::Unsupported(_)
+        | Fail::DuplicateKey(_)
+        | Fail::ImproperList(_),
+    ) = result
+    {
+        if walker.inside_struct() {
+            result = Err(Fail::Elixir);
+        }
+    }
+    if let Some(started) = walker.started {
+        // A slice that ran out of time reports the whole timeslice used, so the process is scheduled out before
+        // its next slice and processes waiting on this scheduler run in between (as after a yield in Erlang code).
+        let percent = if matches!(result, Err(Fail::Budget)) {
+            100
+        } else {
+            (started.elapsed().as_micros() / 10).clamp(1, 100) as c_int
+        };
+        unsafe { enif_consume_timeslice(env.as_c_arg(), percent) };
+    }
+    match result {
+        Ok(()) if has_holes => {
+            let holes = std::mem::take(&mut walker.holes);
+            drop(walker);
+            finish_holes(env, out, &holes)
+        }
+        Ok(()) => finish(env, out),
+        Err(Fail::Budget) => {
+            // Continue from the last mark: for another slice on this scheduler when resuming is cheap and this
+            // slice got somewhere, otherwise on a dirty scheduler (strict mode and pending holes start over there:
+            // their key sets and holes are not carried).
+            let checkpoint = walker.checkpoint();
+            let mark_len = walker.mark.len;
+            drop(walker);
+            let carried = !(options.strict || has_holes || checkpoint.path.is_empty());
+            let yield_here = carried
+                && checkpoint.path.iter().sum::<usize>() <= RESUME_WALK_MAX
+                && resumed_path.as_ref() != Some(&checkpoint.path);
+            let args: Vec<ErlNifTerm> = if carried {
+                out.truncate(mark_len);
+                let partial = ResourceArc::new(Partial(Mutex::new(Some(detach(out)))));
+                vec![
+                    term.as_c_arg(),
+                    opts.as_c_arg(),
+                    partial.encode(env).as_c_arg(),
+                    checkpoint.path.encode(env).as_c_arg(),
+                ]
+            } else {
+                drop(out);
+                vec![term.as_c_arg(), opts.as_c_arg()]
+            };
+            let (name, flags, fun): (&std::ffi::CStr, c_int, NifFn) = if yield_here {
+                (c"encode", 0, encode_yielded)
+            } else {
+                (
+                    c"encode_dirty",
+                    ERL_NIF_DIRTY_JOB_CPU_BOUND as c_int,
+                    encode_dirty,
+                )
+            };
+            unsafe {
+                Term::new(
+                    env,
+                    enif_schedule_nif(
+                        env.as_c_arg(),
+                        name.as_ptr(),
+                        flags,
+                        fun,
+                        args.len() as c_int,
+                        args.as_ptr(),
+                    ),
+                )
+            }
+        }
+        Err(fail) => fail.into_term(env),
+    }
+}
+
+/// The output written before a checkpoint, carried to the dirty scheduler in a resource (a binary term would
+/// count against the process's binary heap and can trigger a garbage collection of the caller on the way).
+struct Partial(Mutex<Option<(BinStorage, usize)>>);
+
+#[rustler::resource_impl]
+impl rustler::Resource for Partial {}

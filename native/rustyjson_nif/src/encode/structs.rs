@@ -1,0 +1,216 @@
+//! Structs: fragments, ordered objects, derived structs written from their templates, holes left for Elixir, and
+//! struct module lookups.
+
+use std::mem::MaybeUninit;
+use std::ptr;
+
+use rustler::sys::{
+    enif_get_map_value, enif_get_tuple, enif_inspect_iolist_as_binary, enif_term_type,
+    ErlNifBinary, ErlNifTerm, ErlNifTermType,
+};
+
+use super::budget::{BYTES_PER_UNIT_SHIFT, CHECK_EVERY};
+use super::output::Out;
+use super::templates::{template, Template};
+use super::walker::{Fail, Frame, Walker};
+
+impl<'o> Walker<'o> {
+    /// A struct: a fragment, a registered derived struct (written here from its template), or a hole for Elixir.
+    #[inline(never)]
+    pub(super) fn open_struct(
+        &mut self,
+        term: ErlNifTerm,
+        module: ErlNifTerm,
+        size: usize,
+        out: &mut Out,
+    ) -> Result<(), Fail> {
+        if module == self.fragment && size == 2 {
+            return self.write_fragment(term, out);
+        }
+        if let Some(kind) = self.calendar_kind(module) {
+            if self.write_calendar(term, kind, out).is_some() {
+                return Ok(());
+            }
+            return self.hole(term, out);
+        }
+        if module == self.ordered_object && size == 2 {
+            if let Some(pairs) = self.fragment_pairs(term) {
+                return self.open_pairs(pairs, out);
+            }
+        }
+        let template = match self.templates.iter().find(|(m, _)| *m == module) {
+            Some((_, t)) => Some(t.clone()),
+            None => {
+                let found = template(module);
+                if let Some(t) = &found {
+                    self.templates.push((module, t.clone()));
+                }
+                found
+            }
+        };
+        match template {
+            Some(template) if template.size == size => {
+                if template.fields.is_empty() {
+                    out.extend(b"{}");
+                    return Ok(());
+                }
+                let (keys, vals) = self.struct_values(term, &template);
+                out.push(b'{');
+                self.stack.push(Frame::Struct {
+                    map: term,
+                    template,
+                    keys,
+                    vals,
+                    count: 0,
+                });
+                Ok(())
+            }
+            _ => self.hole(term, out),
+        }
+    }
+
+    /// Where a struct's values are read in place: its flat map's keys and values (null when not flat).
+    pub(super) fn struct_values(
+        &self,
+        term: ErlNifTerm,
+        template: &Template,
+    ) -> (*const ErlNifTerm, *const ErlNifTerm) {
+        match self.reads.flatmap(term) {
+            Some((keys, vals, len)) if len == template.size => (keys, vals),
+            _ => (ptr::null(), ptr::null()),
+        }
+    }
+
+    /// Leaves `term` for Elixir to write at this point of the output (compact output only; pretty output goes the
+    /// resolving way, which re-indents what the protocol returns).
+    #[cold]
+    fn hole(&mut self, term: ErlNifTerm, out: &mut Out) -> Result<(), Fail> {
+        if self.pretty.is_some() {
+            return Err(Fail::Elixir);
+        }
+        self.spend(CHECK_EVERY / 8);
+        self.holes.push((out.len(), term));
+        Ok(())
+    }
+
+    /// The module of a struct (a map whose `__struct__` is an atom).
+    pub(super) fn struct_module(&self, map: ErlNifTerm) -> Option<ErlNifTerm> {
+        let mut module = ErlNifTerm::default();
+        let found = unsafe { enif_get_map_value(self.env, map, self.struct_key, &mut module) } != 0
+            && matches!(
+                unsafe { enif_term_type(self.env, module) },
+                ErlNifTermType::ERL_NIF_TERM_TYPE_ATOM
+            );
+        found.then_some(module)
+    }
+
+    /// True when an open map is a struct: an error met inside it may not be one (the protocol decides what a
+    /// struct writes), so the struct goes to Elixir first.
+    pub(super) fn inside_struct(&self) -> bool {
+        self.stack.iter().any(|frame| match frame {
+            Frame::Map { map, .. } | Frame::Flat { map, .. } => self.struct_module(*map).is_some(),
+            _ => false,
+        })
+    }
+
+    /// The pairs list of an ordered-object fragment (`%RustyJson.Fragment{encode: {:object, pairs}}`) or of a
+    /// `%RustyJson.OrderedObject{values: pairs}` (a list).
+    pub(super) fn fragment_pairs(&self, map: ErlNifTerm) -> Option<ErlNifTerm> {
+        let env = self.env;
+        let (mut module, mut encode) = (ErlNifTerm::default(), ErlNifTerm::default());
+        if unsafe { enif_get_map_value(env, map, self.struct_key, &mut module) } == 0 {
+            return None;
+        }
+        if module == self.ordered_object {
+            let mut values = ErlNifTerm::default();
+            let found = unsafe { enif_get_map_value(env, map, self.values_key, &mut values) } != 0
+                && matches!(
+                    unsafe { enif_term_type(env, values) },
+                    ErlNifTermType::ERL_NIF_TERM_TYPE_LIST
+                );
+            return found.then_some(values);
+        }
+        if module != self.fragment
+            || unsafe { enif_get_map_value(env, map, self.encode_key, &mut encode) } == 0
+        {
+            return None;
+        }
+        let mut arity = 0;
+        let mut elems: *const ErlNifTerm = ptr::null();
+        if unsafe { enif_get_tuple(env, encode, &mut arity, &mut elems) } == 0
+            || arity != 2
+            || unsafe { *elems } != self.object
+        {
+            return None;
+        }
+        Some(unsafe { *elems.add(1) })
+    }
+
+    /// Key and value of a `{key, value}` tuple.
+    pub(super) fn pair(&self, pair: ErlNifTerm) -> Option<(ErlNifTerm, ErlNifTerm)> {
+        let mut arity = 0;
+        let mut elems: *const ErlNifTerm = ptr::null();
+        if unsafe { enif_get_tuple(self.env, pair, &mut arity, &mut elems) } == 0 || arity != 2 {
+            return None;
+        }
+        Some(unsafe { (*elems, *elems.add(1)) })
+    }
+
+    fn write_fragment(&mut self, term: ErlNifTerm, out: &mut Out) -> Result<(), Fail> {
+        let env = self.env;
+        let mut encode = ErlNifTerm::default();
+        if unsafe { enif_get_map_value(env, term, self.encode_key, &mut encode) } == 0 {
+            return Err(Fail::Unsupported(term));
+        }
+        match unsafe { enif_term_type(env, encode) } {
+            ErlNifTermType::ERL_NIF_TERM_TYPE_TUPLE => {
+                // {:object, [{key, value}]}: an ordered object.
+                let pairs = self.fragment_pairs(term).ok_or(Fail::Unsupported(term))?;
+                self.open_pairs(pairs, out)
+            }
+            ErlNifTermType::ERL_NIF_TERM_TYPE_BITSTRING
+            | ErlNifTermType::ERL_NIF_TERM_TYPE_LIST => {
+                let mut bin: ErlNifBinary = unsafe { MaybeUninit::zeroed().assume_init() };
+                if unsafe { enif_inspect_iolist_as_binary(env, encode, &mut bin) } == 0 {
+                    return Err(Fail::Unsupported(term));
+                }
+                let bytes = unsafe { std::slice::from_raw_parts(bin.data, bin.size) };
+                self.afford(bytes.len() >> BYTES_PER_UNIT_SHIFT)?;
+                match self.pretty {
+                    Some(p) => p.reformat(out, bytes, self.stack.len()),
+                    None => out.extend(bytes),
+                }
+                Ok(())
+            }
+            _ => Err(Fail::Elixir),
+        }
+    }
+
+    /// Opens an ordered object (a list of `{key, value}`).
+    fn open_pairs(&mut self, pairs: ErlNifTerm, out: &mut Out) -> Result<(), Fail> {
+        if unsafe { rustler::sys::enif_is_empty_list(self.env, pairs) } != 0 {
+            out.extend(b"{}");
+            return Ok(());
+        }
+        out.push(b'{');
+        let seen = self.seen_set();
+        self.stack.push(Frame::Pairs {
+            tail: pairs,
+            count: 0,
+            seen,
+        });
+        Ok(())
+    }
+
+    /// Writes the key of a `{key, value}` pair and returns the value.
+    pub(super) fn write_pair_key(
+        &mut self,
+        pair: ErlNifTerm,
+        out: &mut Out,
+    ) -> Result<ErlNifTerm, Fail> {
+        let (key, value) = self.pair(pair).ok_or(Fail::Unsupported(pair))?;
+        self.write_key(key, out)?;
+        self.colon(out);
+        Ok(value)
+    }
+}

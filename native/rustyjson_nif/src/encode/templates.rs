@@ -1,0 +1,68 @@
+//! Derived structs' compiled templates: the global registry Elixir fills (`register_template`) and the walk reads.
+
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
+
+use rustler::sys::ErlNifTerm;
+use rustler::{Encoder, Env, Term};
+
+/// A derived struct's compiled template: the fields it writes (in order), each one's key as written (`"name"`,
+/// escaped at compile time), its index among the struct's sorted keys (where a flat map holds its value), and the
+/// struct's size (`__struct__` included).
+pub struct Template {
+    pub(super) fields: Vec<ErlNifTerm>,
+    pub(super) keys: Vec<Box<[u8]>>,
+    pub(super) index: Vec<usize>,
+    pub(super) size: usize,
+}
+
+/// Templates by module atom (atoms are never freed, so their terms are valid in any environment, forever).
+static TEMPLATES: RwLock<Option<HashMap<ErlNifTerm, Arc<Template>>>> = RwLock::new(None);
+
+/// Registers `module`'s template: `all_keys` the struct's keys as `Map.keys/1` lists them, `fields` the written
+/// fields in order, `keys` their written keys.
+pub fn register_template<'a>(
+    env: Env<'a>,
+    module: Term<'a>,
+    all_keys: Term<'a>,
+    fields: Term<'a>,
+    keys: Term<'a>,
+) -> Term<'a> {
+    let badarg = || rustler::types::atom::badarg().encode(env);
+    let (Ok(all), Ok(fields), Ok(keys)) = (
+        all_keys.decode::<Vec<Term>>(),
+        fields.decode::<Vec<Term>>(),
+        keys.decode::<Vec<rustler::Binary>>(),
+    ) else {
+        return badarg();
+    };
+    if !module.is_atom() || fields.len() != keys.len() || fields.iter().any(|f| !f.is_atom()) {
+        return badarg();
+    }
+    let index = fields
+        .iter()
+        .map(|f| all.iter().position(|k| k == f).unwrap_or(usize::MAX))
+        .collect();
+    let template = Template {
+        fields: fields.iter().map(|f| f.as_c_arg()).collect(),
+        keys: keys.iter().map(|k| k.as_slice().into()).collect(),
+        index,
+        size: all.len(),
+    };
+    // (A poisoned lock still holds a consistent table: inserts are the only writes.)
+    TEMPLATES
+        .write()
+        .unwrap_or_else(|e| e.into_inner())
+        .get_or_insert_with(HashMap::new)
+        .insert(module.as_c_arg(), Arc::new(template));
+    rustler::types::atom::ok().encode(env)
+}
+
+pub(super) fn template(module: ErlNifTerm) -> Option<Arc<Template>> {
+    TEMPLATES
+        .read()
+        .unwrap_or_else(|e| e.into_inner())
+        .as_ref()?
+        .get(&module)
+        .cloned()
+}

@@ -1,0 +1,429 @@
+//! The walker: its state, its stack of frames (one per open container), how a walk fails, and the main loop that
+//! writes a term without recursion.
+
+use std::collections::HashSet;
+use std::ptr;
+use std::sync::Arc;
+use std::time::Instant;
+
+use crate::term;
+use crate::term::read::Reads;
+use rustler::sys::{
+    enif_get_list_cell, enif_get_map_value, enif_make_list_from_array, enif_map_iterator_destroy,
+    enif_map_iterator_get_pair, enif_map_iterator_next, enif_map_iterator_prev, enif_term_type,
+    ErlNifEnv, ErlNifMapIterator, ErlNifTerm, ErlNifTermType,
+};
+use rustler::{Encoder, Env, Term};
+use rustyjson_core::escape::Mode;
+use rustyjson_core::pretty::Pretty;
+
+use super::atoms;
+use super::budget::{Mark, BYTES_PER_UNIT_SHIFT, CHECK_EVERY};
+use super::options::Options;
+use super::output::Out;
+use super::templates::Template;
+
+pub(super) enum Fail {
+    InvalidByte(u8, ErlNifTerm),
+    Unsupported(ErlNifTerm),
+    DuplicateKey(ErlNifTerm),
+    /// A list whose last tail is not `[]` (the tail).
+    ImproperList(ErlNifTerm),
+    /// The term needs Elixir (a struct, a fragment function, an unusual key): resolve there and call again.
+    Elixir,
+    Budget,
+}
+
+impl Fail {
+    pub(super) fn into_term(self, env: Env) -> Term {
+        let t = |raw| unsafe { Term::new(env, raw) };
+        let reason = match self {
+            Fail::InvalidByte(b, original) => (atoms::invalid_byte(), b, t(original)).encode(env),
+            Fail::Unsupported(value) => (atoms::unsupported(), t(value)).encode(env),
+            Fail::DuplicateKey(key) => (atoms::duplicate_key(), t(key)).encode(env),
+            Fail::ImproperList(tail) => (atoms::improper_list(), t(tail)).encode(env),
+            Fail::Elixir | Fail::Budget => atoms::elixir().encode(env),
+        };
+        (atoms::error(), reason).encode(env)
+    }
+}
+
+/// The keys an object has written so far (`maps: :strict`). Boxed so frames stay small: most walks have none.
+#[allow(clippy::box_collection)]
+pub(super) type KeySet = Box<HashSet<Vec<u8>>>;
+
+pub(super) enum Frame {
+    /// `count` elements started; `tail` the rest of the list.
+    List { tail: ErlNifTerm, count: usize },
+    /// `count` pairs started; the iterator is on the last one started (or on the first when `count` is 0).
+    Map {
+        map: ErlNifTerm,
+        // Inline: an iterator holds pointers into the map (or to its own heap-allocated work stack), never into
+        // itself, so it may move with the stack vector (rustler's MapIterator moves it too).
+        iter: ErlNifMapIterator,
+        count: usize,
+        backwards: bool,
+        seen: Option<KeySet>,
+    },
+    /// A flat map (up to 32 keys) read in place: `count` of `len` pairs started.
+    Flat {
+        map: ErlNifTerm,
+        keys: *const ErlNifTerm,
+        vals: *const ErlNifTerm,
+        len: usize,
+        count: usize,
+        seen: Option<KeySet>,
+    },
+    /// A derived struct written from its template: `count` fields started. `keys`/`vals` point into the map when
+    /// it is flat (null otherwise).
+    Struct {
+        map: ErlNifTerm,
+        template: Arc<Template>,
+        keys: *const ErlNifTerm,
+        vals: *const ErlNifTerm,
+        count: usize,
+    },
+    /// An ordered object: a list of `{key, value}` (internal fragments, `RustyJson.Encode.keyword/2`).
+    Pairs {
+        tail: ErlNifTerm,
+        count: usize,
+        seen: Option<KeySet>,
+    },
+}
+
+impl Frame {
+    pub(super) fn count(&self) -> usize {
+        match self {
+            Frame::List { count, .. }
+            | Frame::Map { count, .. }
+            | Frame::Flat { count, .. }
+            | Frame::Struct { count, .. }
+            | Frame::Pairs { count, .. } => *count,
+        }
+    }
+}
+
+pub(super) struct Walker<'o> {
+    pub(super) env: *mut ErlNifEnv,
+    /// The running VM's read layout (`term::read`).
+    pub(super) reads: Reads,
+    pub(super) mode: Mode,
+    pub(super) strict: bool,
+    pub(super) pretty: Option<&'o Pretty>,
+    /// Units left before the next look at the clock.
+    pub(super) budget: usize,
+    /// When the walk started on a normal scheduler (None on a dirty one: no limit).
+    pub(super) started: Option<Instant>,
+    pub(super) exhausted: bool,
+    pub(super) mark: Mark,
+    pub(super) atom_cache: Vec<(ErlNifTerm, u32, u32)>,
+    pub(super) atom_bytes: Vec<u8>,
+    /// An atom was written before the cache existed.
+    pub(super) atom_seen: bool,
+    pub(super) nil: ErlNifTerm,
+    /// `[]` (an immediate: every empty list is this word).
+    pub(super) empty_list: ErlNifTerm,
+    pub(super) true_: ErlNifTerm,
+    pub(super) false_: ErlNifTerm,
+    pub(super) struct_key: ErlNifTerm,
+    pub(super) fragment: ErlNifTerm,
+    pub(super) encode_key: ErlNifTerm,
+    pub(super) object: ErlNifTerm,
+    pub(super) ordered_object: ErlNifTerm,
+    pub(super) values_key: ErlNifTerm,
+    pub(super) stack: Vec<Frame>,
+    /// Where Elixir must insert a struct's JSON (output offset, term); compact output only.
+    pub(super) holes: Vec<(usize, ErlNifTerm)>,
+    /// Templates met in this call (a few modules; saves the global table's lock).
+    pub(super) templates: Vec<(ErlNifTerm, Arc<Template>)>,
+}
+
+impl Drop for Walker<'_> {
+    fn drop(&mut self) {
+        self.clear_stack();
+    }
+}
+
+impl<'o> Walker<'o> {
+    pub(super) fn new(env: Env, options: &'o Options, started: Option<Instant>) -> Self {
+        let a = |atom: rustler::Atom| atom.encode(env).as_c_arg();
+        Walker {
+            env: env.as_c_arg(),
+            reads: term::layout(env.as_c_arg()).reads,
+            mode: options.mode,
+            strict: options.strict,
+            pretty: options.pretty.as_ref(),
+            budget: if started.is_some() {
+                CHECK_EVERY
+            } else {
+                usize::MAX
+            },
+            started,
+            exhausted: false,
+            mark: Mark::default(),
+            atom_cache: Vec::new(),
+            atom_bytes: Vec::new(),
+            atom_seen: false,
+            nil: a(atoms::nil()),
+            empty_list: unsafe { enif_make_list_from_array(env.as_c_arg(), ptr::null(), 0) },
+            true_: a(atoms::true_()),
+            false_: a(atoms::false_()),
+            struct_key: a(atoms::__struct__()),
+            fragment: a(atoms::fragment()),
+            encode_key: a(atoms::encode()),
+            object: a(atoms::object()),
+            ordered_object: a(atoms::ordered_object()),
+            values_key: a(atoms::values()),
+            stack: Vec::new(),
+            holes: Vec::new(),
+            templates: Vec::new(),
+        }
+    }
+
+    pub(super) fn clear_stack(&mut self) {
+        for frame in self.stack.drain(..) {
+            if let Frame::Map { mut iter, .. } = frame {
+                unsafe { enif_map_iterator_destroy(self.env, &mut iter) };
+            }
+        }
+    }
+
+    pub(super) fn seen_set(&self) -> Option<KeySet> {
+        if self.strict {
+            Some(Box::default())
+        } else {
+            None
+        }
+    }
+
+    #[inline(always)]
+    pub(super) fn separator(&mut self, out: &mut Out, first: bool) {
+        if !first {
+            out.push(b',');
+        }
+        self.newline(out);
+    }
+
+    #[inline(always)]
+    fn newline(&mut self, out: &mut Out) {
+        if self.pretty.is_some() {
+            self.pretty_newline(out);
+        }
+    }
+
+    /// A pretty newline costs its indentation (deep nesting makes long lines).
+    #[inline(never)]
+    fn pretty_newline(&mut self, out: &mut Out) {
+        if let Some(p) = self.pretty {
+            let depth = self.stack.len();
+            p.newline(out, depth);
+            self.spend((depth * p.indent.len()) >> BYTES_PER_UNIT_SHIFT);
+        }
+    }
+
+    #[inline]
+    pub(super) fn colon(&self, out: &mut Out) {
+        out.push(b':');
+        if let Some(p) = self.pretty {
+            out.extend(&p.after_colon);
+        }
+    }
+
+    fn close(&mut self, out: &mut Out, byte: u8) {
+        self.newline(out);
+        out.push(byte);
+    }
+
+    #[inline(always)]
+    pub(super) fn list_cell(&self, list: ErlNifTerm) -> Option<(ErlNifTerm, ErlNifTerm)> {
+        if self.reads.on() {
+            return self.reads.cons(list);
+        }
+        let (mut head, mut tail) = (ErlNifTerm::default(), ErlNifTerm::default());
+        if unsafe { enif_get_list_cell(self.env, list, &mut head, &mut tail) } != 0 {
+            Some((head, tail))
+        } else {
+            None
+        }
+    }
+
+    /// Writes `root`, or (when `resume` is true) continues from the frames `resume_from` rebuilt.
+    pub(super) fn walk(
+        &mut self,
+        root: ErlNifTerm,
+        out: &mut Out,
+        resume: bool,
+    ) -> Result<(), Fail> {
+        let mut value = root;
+        let mut pending = !resume;
+        loop {
+            if pending {
+                self.write_value(value, out)?;
+            }
+            pending = true;
+            // Find the next value to write, closing finished containers.
+            loop {
+                let depth = self.stack.len();
+                let Some(count) = self.stack.last().map(Frame::count) else {
+                    return Ok(());
+                };
+                self.mark = Mark {
+                    len: out.len(),
+                    depth,
+                    count,
+                };
+                if self.exhausted {
+                    return Err(Fail::Budget);
+                }
+                let env = self.env;
+                let top = self.stack.last_mut().unwrap();
+                match top {
+                    Frame::List { tail, count } => {
+                        let cell = if self.reads.on() {
+                            self.reads.cons(*tail)
+                        } else {
+                            let (mut h, mut r) = (ErlNifTerm::default(), ErlNifTerm::default());
+                            (unsafe { enif_get_list_cell(env, *tail, &mut h, &mut r) } != 0)
+                                .then_some((h, r))
+                        };
+                        if let Some((head, rest)) = cell {
+                            *tail = rest;
+                            *count += 1;
+                            let first = *count == 1;
+                            self.separator(out, first);
+                            value = head;
+                            break;
+                        }
+                        if *tail != self.empty_list
+                            && unsafe { rustler::sys::enif_is_empty_list(env, *tail) } == 0
+                        {
+                            return Err(Fail::ImproperList(*tail));
+                        }
+                        self.stack.pop();
+                        self.close(out, b']');
+                    }
+                    Frame::Map {
+                        iter,
+                        count,
+                        backwards,
+                        ..
+                    } => {
+                        let (mut key, mut val) = (ErlNifTerm::default(), ErlNifTerm::default());
+                        let iter_ptr: *mut ErlNifMapIterator = iter;
+                        let first = *count == 0;
+                        let advanced = first
+                            || unsafe {
+                                if *backwards {
+                                    enif_map_iterator_prev(env, iter_ptr)
+                                } else {
+                                    enif_map_iterator_next(env, iter_ptr)
+                                }
+                            } != 0;
+                        if advanced
+                            && unsafe {
+                                enif_map_iterator_get_pair(env, iter_ptr, &mut key, &mut val)
+                            } != 0
+                        {
+                            if key == self.struct_key
+                                && matches!(
+                                    unsafe { enif_term_type(env, val) },
+                                    ErlNifTermType::ERL_NIF_TERM_TYPE_ATOM
+                                )
+                            {
+                                return Err(Fail::Elixir);
+                            }
+                            *count += 1;
+                            self.separator(out, first);
+                            self.write_key(key, out)?;
+                            self.colon(out);
+                            value = val;
+                            break;
+                        }
+                        if let Some(Frame::Map { mut iter, .. }) = self.stack.pop() {
+                            unsafe { enif_map_iterator_destroy(env, &mut iter) };
+                        }
+                        self.close(out, b'}');
+                    }
+                    Frame::Flat {
+                        keys,
+                        vals,
+                        len,
+                        count,
+                        ..
+                    } => {
+                        if *count < *len {
+                            let i = *count;
+                            // SAFETY: i < len; the map does not move during the call.
+                            let (key, val) = unsafe { (*keys.add(i), *vals.add(i)) };
+                            if key == self.struct_key
+                                && matches!(
+                                    unsafe { enif_term_type(env, val) },
+                                    ErlNifTermType::ERL_NIF_TERM_TYPE_ATOM
+                                )
+                            {
+                                return Err(Fail::Elixir);
+                            }
+                            *count += 1;
+                            self.separator(out, i == 0);
+                            self.write_key(key, out)?;
+                            self.colon(out);
+                            value = val;
+                            break;
+                        }
+                        self.stack.pop();
+                        self.close(out, b'}');
+                    }
+                    Frame::Struct {
+                        map,
+                        template,
+                        keys,
+                        vals,
+                        count,
+                    } => {
+                        let i = *count;
+                        if i < template.fields.len() {
+                            let field = template.fields[i];
+                            let at = template.index[i];
+                            // SAFETY: `at` < the flat map's size (checked when the frame was opened).
+                            let val = if !vals.is_null()
+                                && at < template.size
+                                && unsafe { *keys.add(at) } == field
+                            {
+                                unsafe { *vals.add(at) }
+                            } else {
+                                let mut v = ErlNifTerm::default();
+                                if unsafe { enif_get_map_value(env, *map, field, &mut v) } == 0 {
+                                    return Err(Fail::Elixir);
+                                }
+                                v
+                            };
+                            // The frame (and its template) stays on the stack while the key is written.
+                            let key: *const [u8] = &*template.keys[i];
+                            *count += 1;
+                            self.separator(out, i == 0);
+                            out.extend(unsafe { &*key });
+                            self.colon(out);
+                            value = val;
+                            break;
+                        }
+                        self.stack.pop();
+                        self.close(out, b'}');
+                    }
+                    Frame::Pairs { tail, count, .. } => {
+                        let (mut head, mut rest) = (ErlNifTerm::default(), ErlNifTerm::default());
+                        if unsafe { enif_get_list_cell(env, *tail, &mut head, &mut rest) } != 0 {
+                            *tail = rest;
+                            *count += 1;
+                            let first = *count == 1;
+                            self.separator(out, first);
+                            value = self.write_pair_key(head, out)?;
+                            break;
+                        }
+                        self.stack.pop();
+                        self.close(out, b'}');
+                    }
+                }
+            }
+        }
+    }
+}
