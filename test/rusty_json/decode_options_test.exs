@@ -69,21 +69,32 @@ defmodule RustyJson.DecodeOptionsTest do
           for i <- 1..n, do: "{" <> Enum.map_join(0..(k - 1), ",", &~s("field_#{&1}":#{i})) <> "}"
 
         json = "[" <> Enum.join(objects, ",") <> "]"
-        interned = RustyJson.decode!(json, keys: :intern)
-        assert interned == RustyJson.decode!(json)
+        assert RustyJson.decode!(json, keys: :intern) == RustyJson.decode!(json)
 
         # Per object, words no sharing saves: its flat map (header, size, keys pointer, k values) and a list cell.
-        # The rest is keys and keys tuples: measured against the same result unshared (flat_size), so the check
-        # does not depend on anything earlier calls left behind. Sharing must save at least three quarters of it
-        # (unshared keys, or shared keys in per-object tuples, take far more). A scheduler thread's first
-        # `keys: :intern` decode shares a little less than later ones (up to ~19% of it left, seen at k=15 and
-        # k=16; ~1% otherwise), so the bound holds whatever ran before.
+        # The rest is keys and keys tuples, measured against the same result unshared (flat_size): sharing must
+        # leave under 5% of it (one copy of the keys and a tuple or two; ~1% is usual).
         nodes = n * (k + 5)
-        keys_shared = :erts_debug.size(interned) - nodes
-        keys_unshared = :erts_debug.flat_size(interned) - nodes
 
-        assert keys_shared < keys_unshared / 4,
-               "k=#{k} n=#{n}: #{keys_shared}/#{keys_unshared} words"
+        left = fn ->
+          interned = RustyJson.decode!(json, keys: :intern)
+          (:erts_debug.size(interned) - nodes) / (:erts_debug.flat_size(interned) - nodes)
+        end
+
+        # A scheduler thread's first `keys: :intern` decode shares less (up to ~27% left at k=15 and 16, seen on
+        # OTP 25 and 29); any later one on that thread shares fully. So that nothing earlier calls left behind
+        # matters, decode up to once per scheduler thread and once more: at least one decode then runs on a thread
+        # that has decoded with `keys: :intern` before.
+        threads = :erlang.system_info(:schedulers) + :erlang.system_info(:dirty_cpu_schedulers)
+
+        best =
+          Enum.reduce_while(1..(threads + 1), 1.0, fn _, best ->
+            best = min(best, left.())
+            if best < 0.05, do: {:halt, best}, else: {:cont, best}
+          end)
+
+        assert best < 0.05,
+               "k=#{k} n=#{n}: #{Float.round(best * 100, 1)}% of the keys' words left"
       end
     end
 
