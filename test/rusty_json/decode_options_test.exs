@@ -69,12 +69,34 @@ defmodule RustyJson.DecodeOptionsTest do
           for i <- 1..n, do: "{" <> Enum.map_join(0..(k - 1), ",", &~s("field_#{&1}":#{i})) <> "}"
 
         json = "[" <> Enum.join(objects, ",") <> "]"
-        interned = RustyJson.decode!(json, keys: :intern)
-        assert interned == RustyJson.decode!(json)
+        assert RustyJson.decode!(json, keys: :intern) == RustyJson.decode!(json)
 
-        # Per object: its flat map (header, size, keys pointer, k values) and a list cell; keys shared.
-        shared = n * (k + 5)
-        assert :erts_debug.size(interned) < shared * 1.02 + 2000, "k=#{k} n=#{n}"
+        # Per object, words no sharing saves: its flat map (header, size, keys pointer, k values) and a list cell.
+        # The rest is keys and keys tuples, measured against the same result unshared (flat_size). Shared keys
+        # in per-object tuples leave about a quarter of it ((k + 1) words of 4k + 1); shared keys and tuples leave
+        # one copy (~1%).
+        nodes = n * (k + 5)
+
+        left = fn ->
+          interned = RustyJson.decode!(json, keys: :intern)
+          (:erts_debug.size(interned) - nodes) / (:erts_debug.flat_size(interned) - nodes)
+        end
+
+        # A scheduler thread's first `keys: :intern` decode can share less (on OTP 25: up to ~19% left at k=15
+        # and 16); later ones on that thread share fully. So that nothing earlier calls left behind matters,
+        # decode up to once per scheduler thread and once more: at least one decode then runs on a thread that
+        # has decoded with `keys: :intern` before.
+        threads = :erlang.system_info(:schedulers) + :erlang.system_info(:dirty_cpu_schedulers)
+
+        best =
+          Enum.reduce_while(1..(threads + 1), 1.0, fn _, best ->
+            best = min(best, left.())
+            if best < 0.05, do: {:halt, best}, else: {:cont, best}
+          end)
+
+        left = "k=#{k} n=#{n}: #{Float.round(best * 100, 1)}% of the keys' words left"
+        assert best < 1 / 3, "keys not shared: " <> left
+        assert best < 0.05, "keys shared, keys tuples not shared: " <> left
       end
     end
 

@@ -66,8 +66,10 @@ defmodule RustyJson.EncodeVectorsTest do
   defp vm_order?(list, _decoded) when is_list(list), do: false
   defp vm_order?(_scalar, _decoded), do: true
 
+  # As Jason converts keys: binaries as they are, atoms by name (nil is "nil"), others by String.Chars.
   defp key(k) when is_binary(k), do: k
-  defp key(k), do: to_string(k)
+  defp key(k) when is_atom(k), do: Atom.to_string(k)
+  defp key(k), do: String.Chars.to_string(k)
 
   # Every object's pairs sorted by key (stably: duplicates keep their order).
   defp sort_pairs({pairs}),

@@ -9,9 +9,16 @@ defmodule RustyJson.HelpersTest do
   alias RustyJson.{Encode, EncodeError}
   alias RustyJson.Test.{Derived, Money}
 
+  import RustyJson.Test.Expect, only: [derived: 2]
+
+  # A value the compiler's type checker cannot see into (Elixir 1.18+ would flag the failing match on purpose
+  # in `json_map_take/2`'s error case).
+  defp opaque(term), do: :erlang.binary_to_term(:erlang.term_to_binary(term))
+
   test "json_map keeps the order; values are encoded with the call's options" do
     assert RustyJson.encode!(json_map(z: "</>", a: %Derived{age: 1}), escape: :html_safe) ==
-             ~s({"z":"\\u003C\\/>","a":{"age":1,"email":null,"name":null}})
+             ~s({"z":"\\u003C\\/>","a":) <>
+               derived(Derived, %{age: "1", email: "null", name: "null"}) <> "}"
 
     assert RustyJson.encode!(%{"x" => json_map([])}) == ~s({"x":{}})
 
@@ -20,11 +27,12 @@ defmodule RustyJson.HelpersTest do
   end
 
   test "json_map_take" do
-    map = %{a: 1, b: "x", c: nil}
+    map = opaque(%{a: 1, b: "x", c: nil})
     assert RustyJson.encode!(json_map_take(map, [:c, :a])) == ~s({"c":null,"a":1})
 
+    # The map as inspect/1 shows it on this VM (its keys in Map.to_list/1 order).
     assert_raise ArgumentError,
-                 "expected a map with keys: [:a, :z], got: %{a: 1, b: \"x\", c: nil}",
+                 "expected a map with keys: [:a, :z], got: " <> inspect(map),
                  fn ->
                    json_map_take(map, [:a, :z])
                  end
@@ -67,6 +75,6 @@ defmodule RustyJson.HelpersTest do
              ~s({"amount":1,"currency":"x"})
 
     assert IO.iodata_to_binary(Encode.value(%{"d" => %Derived{}}, [])) ==
-             ~s({"d":{"age":null,"email":null,"name":null}})
+             ~s({"d":) <> derived(Derived, %{age: "null", email: "null", name: "null"}) <> "}"
   end
 end

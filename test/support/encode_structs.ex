@@ -1,7 +1,16 @@
+# Structs for the encode tests. A derive without `only:` writes the fields in `Map.keys(struct) -- [:__struct__]`
+# order in the VM that compiles the module (as Jason's derive does): OTP 25 lists a small map's atom keys by name,
+# OTP 26+ by atom index, which depends on when each atom was created. Such modules here define `__written__/0`:
+# that order, taken at compile time from a map of the same atom keys (same keys, same VM, same order).
+
 defmodule RustyJson.Test.Derived do
   @moduledoc false
   @derive RustyJson.Encoder
   defstruct [:name, :age, :email]
+
+  # The written fields in the derive's order (see the top of this file).
+  @written Map.keys(Map.new([:name, :age, :email], &{&1, nil}))
+  def __written__, do: @written
 end
 
 defmodule RustyJson.Test.DerivedOnly do
@@ -14,6 +23,10 @@ defmodule RustyJson.Test.DerivedExcept do
   @moduledoc false
   @derive {RustyJson.Encoder, except: [:secret]}
   defstruct [:id, :name, :secret]
+
+  # The written fields in the derive's order (see the top of this file).
+  @written Map.keys(Map.new([:id, :name, :secret], &{&1, nil})) -- [:secret]
+  def __written__, do: @written
 end
 
 defmodule RustyJson.Test.NoImpl do
@@ -52,6 +65,10 @@ defmodule RustyJson.Test.Inner do
   @moduledoc false
   @derive RustyJson.Encoder
   defstruct [:x, y: [1, 2]]
+
+  # The written fields in the derive's order (see the top of this file).
+  @written Map.keys(Map.new([:x, :y], &{&1, nil}))
+  def __written__, do: @written
 end
 
 defmodule RustyJson.Test.Middle do
@@ -64,6 +81,10 @@ defmodule RustyJson.Test.Outer do
   @moduledoc false
   @derive {RustyJson.Encoder, except: [:skip]}
   defstruct [:middle, :list, :skip, at: nil]
+
+  # The written fields in the derive's order (see the top of this file).
+  @written Map.keys(Map.new([:middle, :list, :skip, :at], &{&1, nil})) -- [:skip]
+  def __written__, do: @written
 end
 
 defmodule RustyJson.Test.Empty do
@@ -77,6 +98,10 @@ defmodule RustyJson.Test.Odd do
   # Keys that need no escaping but that `:html_safe` would escape in a map: derived keys are written raw (Jason).
   @derive RustyJson.Encoder
   defstruct [:"a<b", :Z, :_u]
+
+  # The written fields in the derive's order (see the top of this file).
+  @written Map.keys(Map.new([:"a<b", :Z, :_u], &{&1, nil}))
+  def __written__, do: @written
 end
 
 defmodule RustyJson.Test.Point do
