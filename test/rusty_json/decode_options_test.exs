@@ -56,8 +56,10 @@ defmodule RustyJson.DecodeOptionsTest do
         assert RustyJson.decode!(json, strings: :copy) == expected
       end
 
-      # Shared key terms and tuples: far fewer words than the same term unshared.
-      assert :erts_debug.size(interned) < 0.6 * :erts_debug.flat_size(interned)
+      # Shared key terms and tuples: far fewer words than the same term unshared. (Keys tuples are shared where
+      # the NIF writes flat maps itself: the `flat_maps` fast path, off under RUSTYJSON_FAST_PATHS=off.)
+      limit = if RustyJson.Native.info().fast_paths.flat_maps, do: 0.6, else: 0.8
+      assert :erts_debug.size(interned) < limit * :erts_debug.flat_size(interned)
     end
 
     test "intern shares keys and keys tuples across wide objects and across a detached decode's slices" do
@@ -96,7 +98,9 @@ defmodule RustyJson.DecodeOptionsTest do
 
         left = "k=#{k} n=#{n}: #{Float.round(best * 100, 1)}% of the keys' words left"
         assert best < 1 / 3, "keys not shared: " <> left
-        assert best < 0.05, "keys shared, keys tuples not shared: " <> left
+
+        if RustyJson.Native.info().fast_paths.flat_maps,
+          do: assert(best < 0.05, "keys shared, keys tuples not shared: " <> left)
       end
     end
 
