@@ -2,8 +2,7 @@
 //! scheduler that build into an environment of their own, and the result sent as one message.
 
 use super::slices::{
-    consume_timeslice, decode_build, give_back_stacks, input_bytes, schedule, take_stacks,
-    Continuation, Slice, YIELD_AFTER,
+    consume_timeslice, give_back_stacks, input_bytes, schedule, take_stacks, Slice, YIELD_AFTER,
 };
 use super::*;
 
@@ -58,18 +57,6 @@ pub fn decode_detached<'a>(
         intern: None,
     };
     run_detached(env, input, opts, state, Slice::Normal)
-}
-
-/// The continuation of a detached decode: `argv` is `[input, opts, detached resource]`.
-unsafe extern "C" fn decode_detached_continue(
-    env: *mut ErlNifEnv,
-    argc: c_int,
-    argv: *const ErlNifTerm,
-) -> ErlNifTerm {
-    continuation::run(env, argc, argv, |env, args| match *args {
-        [input, opts, detached] => detached_continue(env, input, opts, detached, Slice::Normal),
-        _ => rustler::types::atom::badarg().encode(env),
-    })
 }
 
 /// The next slice of the detached decode held by `detached`, a `DetachedDecode` resource.
@@ -137,12 +124,8 @@ fn run_detached<'a>(
                     paused.encode(env).as_c_arg(),
                 ];
                 consume_timeslice(env, started);
-                let next: Continuation = if deferred {
-                    decode_build
-                } else {
-                    decode_detached_continue
-                };
-                return schedule(env, next, slice.next(deferred).1, &args);
+                let (next, flags) = slice.next(deferred);
+                return schedule(env, next, flags, &args);
             }
         }
     };

@@ -59,8 +59,7 @@ impl Slice {
     }
 }
 
-pub(super) type Continuation =
-    unsafe extern "C" fn(*mut ErlNifEnv, c_int, *const ErlNifTerm) -> ErlNifTerm;
+type Continuation = unsafe extern "C" fn(*mut ErlNifEnv, c_int, *const ErlNifTerm) -> ErlNifTerm;
 
 /// `decode` on the calling (normal) scheduler: yields every ~0.5 ms and continues in `decode_continue`.
 pub fn decode<'a>(env: Env<'a>, input: Term<'a>, opts: Term<'a>) -> Term<'a> {
@@ -72,31 +71,34 @@ pub fn decode_dirty<'a>(env: Env<'a>, input: Term<'a>, opts: Term<'a>) -> Term<'
     run(env, input, opts, Slice::Dirty, None)
 }
 
-/// The continuation of a yielded decode: `argv` is `[input, opts, paused resource, pending tuple]`.
+/// The continuation of a yielded decode on a normal scheduler: `argv` is `[input, opts, paused resource,
+/// pending tuple]` (in-heap) or `[input, opts, detached resource]`.
 unsafe extern "C" fn decode_continue(
     env: *mut ErlNifEnv,
     argc: c_int,
     argv: *const ErlNifTerm,
 ) -> ErlNifTerm {
-    continuation::run(env, argc, argv, |env, args| match *args {
-        [input, opts, paused, pending] => {
-            run(env, input, opts, Slice::Normal, Some((paused, pending)))
-        }
-        _ => rustler::types::atom::badarg().encode(env),
-    })
+    continue_in(env, argc, argv, Slice::Normal)
 }
 
 /// The same on a dirty scheduler, for the build of one large container.
-pub(super) unsafe extern "C" fn decode_build(
+unsafe extern "C" fn decode_build(
     env: *mut ErlNifEnv,
     argc: c_int,
     argv: *const ErlNifTerm,
 ) -> ErlNifTerm {
+    continue_in(env, argc, argv, Slice::Build)
+}
+
+unsafe fn continue_in(
+    env: *mut ErlNifEnv,
+    argc: c_int,
+    argv: *const ErlNifTerm,
+    slice: Slice,
+) -> ErlNifTerm {
     continuation::run(env, argc, argv, |env, args| match *args {
-        [input, opts, paused, pending] => {
-            run(env, input, opts, Slice::Build, Some((paused, pending)))
-        }
-        [input, opts, detached] => detached_continue(env, input, opts, detached, Slice::Build),
+        [input, opts, paused, pending] => run(env, input, opts, slice, Some((paused, pending))),
+        [input, opts, detached] => detached_continue(env, input, opts, detached, slice),
         _ => rustler::types::atom::badarg().encode(env),
     })
 }
