@@ -18,9 +18,8 @@
 
 use super::{bits, term, T};
 use rustler::sys::{
-    enif_get_map_size, enif_get_map_value, enif_is_identical, enif_make_double, enif_make_int64,
-    enif_make_list_cell, enif_make_list_from_array, enif_make_map_from_arrays,
-    enif_make_new_binary, enif_make_tuple_from_array, ErlNifEnv,
+    enif_get_map_size, enif_get_map_value, enif_is_identical, enif_make_int64,
+    enif_make_map_from_arrays, enif_make_new_binary, enif_make_tuple_from_array, ErlNifEnv,
 };
 use std::collections::HashMap;
 use std::mem::MaybeUninit;
@@ -199,15 +198,12 @@ impl Tags {
     ///
     /// # Safety
     /// `env` must be a live NIF environment.
-    pub unsafe fn learn(env: *mut ErlNifEnv) -> Option<Tags> {
-        let nil = enif_make_list_from_array(env, std::ptr::null(), 0);
-        let boxed = bits(enif_make_double(env, 1.0)) & 0x3;
-        let list = bits(enif_make_list_cell(env, nil, nil)) & 0x3;
+    pub unsafe fn learn(env: *mut ErlNifEnv, primary: super::Primary) -> Option<Tags> {
+        let super::Primary { boxed, list } = primary;
         let one = enif_make_int64(env, 1);
         let mut flat = MaybeUninit::<T>::uninit();
         if enif_make_map_from_arrays(env, &one, &one, 1, flat.as_mut_ptr()) == 0
             || bits(flat.assume_init()) & 0x3 != boxed
-            || boxed == list
         {
             return None;
         }

@@ -17,7 +17,10 @@ pub mod map_order;
 pub mod read;
 pub mod write;
 
-use rustler::sys::{ErlNifEnv, ErlNifTerm};
+use rustler::sys::{
+    enif_make_double, enif_make_int64, enif_make_list_cell, enif_make_list_from_array, ErlNifEnv,
+    ErlNifTerm,
+};
 use std::sync::OnceLock;
 
 type T = ErlNifTerm;
@@ -45,23 +48,49 @@ pub fn forced_off() -> bool {
 
 #[cold]
 fn learn(env: *mut ErlNifEnv) -> Layout {
+    const OFF: Layout = Layout {
+        reads: read::Reads::OFF,
+        writes: write::Writes::OFF,
+        hash_maps: None,
+    };
     if forced_off() || !cfg!(target_pointer_width = "64") {
-        return Layout {
-            reads: read::Reads::OFF,
-            writes: write::Writes::OFF,
-            hash_maps: None,
-        };
+        return OFF;
     }
     // SAFETY: `env` is the calling NIF's environment; the terms made here are garbage once learned.
     unsafe {
-        let reads = read::Reads::learn(env);
-        let writes = write::Writes::learn(env);
-        let hash_maps = hamt::Tags::learn(env);
+        let Some(primary) = Primary::learn(env) else {
+            return OFF;
+        };
+        let reads = read::Reads::learn(env, primary);
+        let writes = write::Writes::learn(env, primary);
+        let hash_maps = hamt::Tags::learn(env, primary);
         Layout {
             reads,
             writes,
             hash_maps,
         }
+    }
+}
+
+/// The primary tags (a term's low two bits) of boxed terms (a pointer to a header word) and of list cells, which
+/// every fast path relies on: learned from a float and a list cell the VM makes, and distinct from each other and
+/// from an immediate's (a small integer's). Every 64-bit release so far uses 0b10 and 0b01.
+#[derive(Clone, Copy)]
+pub struct Primary {
+    pub boxed: usize,
+    pub list: usize,
+}
+
+impl Primary {
+    unsafe fn learn(env: *mut ErlNifEnv) -> Option<Primary> {
+        let nil = enif_make_list_from_array(env, std::ptr::null(), 0);
+        let primary = Primary {
+            boxed: bits(enif_make_double(env, 1.0)) & 0x3,
+            list: bits(enif_make_list_cell(env, nil, nil)) & 0x3,
+        };
+        let immediate = bits(enif_make_int64(env, 0)) & 0x3;
+        (primary.boxed != primary.list && immediate != primary.boxed && immediate != primary.list)
+            .then_some(primary)
     }
 }
 
@@ -92,8 +121,7 @@ pub fn term(w: usize) -> T {
     unsafe { std::mem::transmute::<usize, T>(w) }
 }
 
-/// The primary tag of boxed terms (the low two bits: a pointer to a header word), learned by [`read::Reads`]
-/// and [`write::Writes`] from terms the VM makes; every 64-bit release so far uses 0b10.
+/// Whether `t` is boxed, `tag` being the boxed primary tag ([`Primary`]).
 #[inline(always)]
 fn is_boxed(t: T, tag: usize) -> bool {
     bits(t) & 0x3 == tag

@@ -99,7 +99,7 @@ impl Reads {
     ///
     /// # Safety
     /// `env` must be a live NIF environment.
-    pub unsafe fn learn(env: *mut ErlNifEnv) -> Reads {
+    pub unsafe fn learn(env: *mut ErlNifEnv, primary: super::Primary) -> Reads {
         let zero = bits(enif_make_int64(env, 0));
         let one = bits(enif_make_int64(env, 1));
         let step = one.wrapping_sub(zero);
@@ -109,18 +109,13 @@ impl Reads {
             on: true,
             small_tag: zero,
             small_shift: step.trailing_zeros(),
-            list_tag: bits(enif_make_list_cell(env, nil, nil)) & 0x3,
-            boxed_tag: bits(float_term) & 0x3,
+            list_tag: primary.list,
+            boxed_tag: primary.boxed,
             float_header: 0,
             flatmap_header: 0,
         };
-        // The value sits above a tag that fits under it; list cells and boxed terms have other primary tags.
-        if !step.is_power_of_two()
-            || zero >= step
-            || r.list_tag == r.boxed_tag
-            || r.list_tag == zero & 0x3
-            || r.boxed_tag == zero & 0x3
-        {
+        // The value sits above a tag that fits under it.
+        if !step.is_power_of_two() || zero >= step || !is_boxed(float_term, r.boxed_tag) {
             return Reads::OFF;
         }
         r.float_header = *boxed(float_term, r.boxed_tag);

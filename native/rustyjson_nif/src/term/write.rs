@@ -13,9 +13,9 @@
 
 use super::{bits, boxed, is_boxed, T};
 use rustler::sys::{
-    enif_get_map_size, enif_get_map_value, enif_inspect_binary, enif_is_identical,
-    enif_make_double, enif_make_int64, enif_make_map_from_arrays, enif_make_new_binary,
-    enif_make_tuple_from_array, ErlNifBinary, ErlNifEnv,
+    enif_get_map_size, enif_get_map_value, enif_inspect_binary, enif_is_identical, enif_make_int64,
+    enif_make_map_from_arrays, enif_make_new_binary, enif_make_tuple_from_array, ErlNifBinary,
+    ErlNifEnv,
 };
 use std::mem::MaybeUninit;
 
@@ -116,17 +116,13 @@ impl Writes {
     ///
     /// # Safety
     /// `env` must be a live NIF environment.
-    pub unsafe fn learn(env: *mut ErlNifEnv) -> Writes {
-        let probe = enif_make_double(env, 1.0);
+    pub unsafe fn learn(env: *mut ErlNifEnv, primary: super::Primary) -> Writes {
         let mut w = Writes {
-            boxed_tag: bits(probe) & 0x3,
+            boxed_tag: primary.boxed,
             ..Writes::OFF
         };
-        let fill = enif_make_int64(env, 0);
-        if is_boxed(fill, w.boxed_tag) {
-            return Writes::OFF;
-        }
-        let fills = [fill; 4];
+        // An immediate ([`super::Primary`] checked it is not boxed) to fill fresh words with.
+        let fills = [enif_make_int64(env, 0); 4];
         w.small_integers = learn_small(env);
         w.heap_binaries = learn_heap_binaries(env, &w, &fills);
         w.flat_maps = learn_flat_maps(env, &w);
