@@ -5,7 +5,7 @@ defmodule RustyJson.Encode do
   Pass on the `opts` your `encode/2` received.
   """
 
-  alias RustyJson.{EncodeError, EncodeOptions, Fragment, Native}
+  alias RustyJson.{EncodeError, EncodeOptions, Fragment, Native, OrderedObject}
 
   @typedoc "Encoder options as `RustyJson.Encoder.encode/2` receives them (or an encode keyword list)."
   @type opts :: EncodeOptions.t() | keyword()
@@ -53,8 +53,7 @@ defmodule RustyJson.Encode do
 
   @doc "Encodes `{key, value}` pairs as an object in the given order (keys as map keys are converted)."
   @spec ordered([{term(), term()}], opts()) :: iodata()
-  def ordered(pairs, opts) when is_list(pairs),
-    do: value(%Fragment{encode: {:object, pairs}}, opts)
+  def ordered(pairs, opts) when is_list(pairs), do: value(%OrderedObject{values: pairs}, opts)
 
   @doc false
   # The whole encode: one NIF pass. Structs the NIF cannot write come back as holes filled here; only unusual
@@ -118,10 +117,8 @@ defmodule RustyJson.Encode do
 
   defp hole(%module{} = struct, registered, opts)
        when module in [Fragment, Date, Time, NaiveDateTime, DateTime, Decimal] do
-    case resolve_struct(struct, opts) do
-      %Fragment{encode: {:object, _pairs}} = ordered -> {value(ordered, opts), registered}
-      %Fragment{encode: iodata} -> {iodata, registered}
-    end
+    %Fragment{iodata: iodata} = resolve_struct(struct, opts)
+    {iodata, registered}
   end
 
   defp hole(%module{} = struct, registered, opts) do
@@ -159,8 +156,8 @@ defmodule RustyJson.Encode do
 
   @doc false
   @spec exception(term()) :: Exception.t()
-  def exception({:invalid_byte, byte, original}), do: EncodeError.invalid_byte(byte, original)
-  def exception({:duplicate_key, key}), do: EncodeError.duplicate_key(key)
+  def exception({:invalid_byte, _byte, _original} = reason), do: EncodeError.new(reason)
+  def exception({:duplicate_key, _key} = reason), do: EncodeError.new(reason)
 
   def exception({:unsupported, value}) when is_bitstring(value) do
     %Protocol.UndefinedError{
@@ -199,7 +196,7 @@ defmodule RustyJson.Encode do
          (map_size(map) <= 32 or Native.map_order() != :unknown) do
       :maps.map(fn _key, value -> resolve(value, opts) end, map)
     else
-      %Fragment{encode: {:object, resolve_pairs(Map.to_list(map), opts)}}
+      %OrderedObject{values: resolve_pairs(Map.to_list(map), opts)}
     end
   end
 
@@ -219,20 +216,21 @@ defmodule RustyJson.Encode do
     if native_key?(key), do: key, else: String.Chars.to_string(key)
   end
 
-  defp resolve_struct(%Fragment{encode: {:object, pairs}}, opts),
-    do: %Fragment{encode: {:object, resolve_pairs(pairs, opts)}}
+  defp resolve_struct(%OrderedObject{values: pairs}, opts) when is_list(pairs),
+    do: %OrderedObject{values: resolve_pairs(pairs, opts)}
 
-  defp resolve_struct(%Fragment{encode: fun}, opts) when is_function(fun, 1),
-    do: %Fragment{encode: fun.(opts)}
+  # A fragment's function is called once, here; the NIF writes what it returned.
+  defp resolve_struct(%Fragment{iodata: nil, encode: fun}, opts),
+    do: fragment(fun.(opts))
 
   defp resolve_struct(%Fragment{} = fragment, _opts), do: fragment
 
   defp resolve_struct(%module{} = struct, _opts)
        when module in [Date, Time, NaiveDateTime, DateTime],
-       do: %Fragment{encode: [?", module.to_iso8601(struct), ?"]}
+       do: fragment([?", module.to_iso8601(struct), ?"])
 
   defp resolve_struct(%module{} = decimal, _opts) when module == Decimal,
-    do: %Fragment{encode: [?", apply(module, :to_string, [decimal, :normal]), ?"]}
+    do: fragment([?", apply(module, :to_string, [decimal, :normal]), ?"])
 
   # A derived struct stays a struct (the NIF writes it from its template) with its written fields resolved.
   defp resolve_struct(struct, opts) do
@@ -243,7 +241,9 @@ defmodule RustyJson.Encode do
         end)
 
       :error ->
-        %Fragment{encode: RustyJson.Encoder.encode(struct, opts)}
+        fragment(RustyJson.Encoder.encode(struct, opts))
     end
   end
+
+  defp fragment(iodata), do: %Fragment{iodata: iodata}
 end

@@ -21,9 +21,14 @@ defprotocol RustyJson.Encoder do
   A derived implementation is a compiled template (fields in order, keys escaped at compile time) that the NIF
   writes itself once the module is registered (on first use), in the same pass as the rest of the document.
 
-  Migrating from Jason: a struct with no implementation of this protocol but a `Jason.Encoder` implementation
-  (Jason loaded) is encoded with Jason's (`Jason.encode_to_iodata!/2` with the call's `escape` and `maps`), so an
-  app can switch libraries before it rewrites its `@derive Jason.Encoder`s.
+  A struct with no implementation of this protocol is encoded, in this order, with its `Jason.Encoder`
+  implementation (Jason loaded; `Jason.encode_to_iodata!/2` with the call's `escape` and `maps`), so an app can
+  switch libraries before it rewrites its `@derive Jason.Encoder`s; else with its `JSON.Encoder` implementation
+  (Elixir 1.18+: `@derive JSON.Encoder`, `defimpl JSON.Encoder`, as Phoenix apps and libraries now write them),
+  whose nested values RustyJson writes with the call's options; else it raises `Protocol.UndefinedError`.
+
+  `@derive` takes `:only` or `:except` (not both); any other option is a compile error, so a misspelt `only:`
+  cannot leak every field.
   """
 
   @fallback_to_any true
@@ -81,16 +86,20 @@ defimpl RustyJson.Encoder, for: Any do
     end
   end
 
+  # No implementation of this protocol: Jason's, then Elixir's `JSON.Encoder` (1.18+), then an error.
   def encode(%_{} = struct, opts) do
-    case RustyJson.Encoder.Derive.jason_impl(struct) do
-      nil ->
+    cond do
+      RustyJson.Encoder.Derive.jason_impl(struct) ->
+        RustyJson.Encoder.Derive.jason_encode(struct, opts)
+
+      RustyJson.Encoder.Derive.json_impl(struct) ->
+        RustyJson.Encoder.Derive.json_encode(struct, opts)
+
+      true ->
         raise Protocol.UndefinedError,
           protocol: @protocol,
           value: struct,
           description: RustyJson.Encoder.Derive.struct_description()
-
-      _impl ->
-        RustyJson.Encoder.Derive.jason_encode(struct, opts)
     end
   end
 
@@ -122,9 +131,8 @@ defimpl RustyJson.Encoder, for: [Date, Time, NaiveDateTime, DateTime] do
 end
 
 defimpl RustyJson.Encoder, for: RustyJson.Fragment do
-  def encode(%{encode: encode}, opts) when is_function(encode, 1), do: encode.(opts)
-  def encode(%{encode: {:object, pairs}}, opts), do: RustyJson.Encode.ordered(pairs, opts)
-  def encode(%{encode: iodata}, _opts), do: iodata
+  def encode(%{iodata: nil, encode: encode}, opts), do: encode.(opts)
+  def encode(%{iodata: iodata}, _opts), do: iodata
 end
 
 defmodule RustyJson.Encoder.Derive do
@@ -169,7 +177,23 @@ defmodule RustyJson.Encoder.Derive do
   def jason_encode(struct, _opts), do: apply(Jason, :encode_to_iodata!, [struct])
 
   @doc false
+  # The `JSON.Encoder` implementation of `struct` (Elixir 1.18+; nil before, or when it has none). `apply/3`: the
+  # module does not exist on older Elixir, where a direct call would be a compile warning.
+  def json_impl(struct) do
+    if Code.ensure_loaded?(JSON.Encoder), do: apply(JSON.Encoder, :impl_for, [struct])
+  end
+
+  @doc false
+  # `JSON.Encoder.encode/2` with an encoder function that writes nested values with RustyJson and the call's
+  # options (a derived `JSON.Encoder` hands each field to it).
+  def json_encode(struct, opts) do
+    encoder = fn value, _encoder -> RustyJson.Encode.value(value, opts) end
+    apply(JSON.Encoder, :encode, [struct, encoder])
+  end
+
+  @doc false
   def fields!(struct, opts) do
+    check_options!(opts)
     fields = Map.keys(struct) -- [:__struct__]
 
     selected =
@@ -201,6 +225,36 @@ defmodule RustyJson.Encoder.Derive do
     end
 
     "\"" <> key <> "\""
+  end
+
+  # A misspelt option would otherwise encode every field (jason#183): only `:only` or `:except`, one of them.
+  defp check_options!(opts) do
+    unless Keyword.keyword?(opts) do
+      raise ArgumentError,
+            "@derive RustyJson.Encoder expects a keyword list with :only or :except, got: #{inspect(opts)}"
+    end
+
+    case Keyword.keys(opts) -- [:only, :except] do
+      [] ->
+        :ok
+
+      unknown ->
+        raise ArgumentError,
+              "unknown option(s) #{inspect(Enum.uniq(unknown))} for @derive RustyJson.Encoder; " <>
+                "expected :only or :except"
+    end
+
+    if Keyword.has_key?(opts, :only) and Keyword.has_key?(opts, :except) do
+      raise ArgumentError, "@derive RustyJson.Encoder takes :only or :except, not both"
+    end
+
+    for {option, keys} <- opts, not (is_list(keys) and Enum.all?(keys, &is_atom/1)) do
+      raise ArgumentError,
+            "the #{inspect(option)} option of @derive RustyJson.Encoder expects a list of field names " <>
+              "(atoms), got: #{inspect(keys)}"
+    end
+
+    :ok
   end
 
   defp check_known!(option, keys, fields) do

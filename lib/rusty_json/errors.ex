@@ -6,17 +6,24 @@ defmodule RustyJson.EncodeError do
   @type t :: %__MODULE__{message: String.t()}
   defexception [:message]
 
-  @doc false
-  @spec invalid_byte(byte(), binary()) :: t()
-  def invalid_byte(byte, original) do
+  @doc """
+  The error for an encoder failure, as `Jason.EncodeError.new/1`: `{:duplicate_key, key}` (two keys of one map that
+  convert to the same string, with `maps: :strict`) or `{:invalid_byte, byte, original}` (invalid UTF-8 in
+  `original`).
+
+      iex> RustyJson.EncodeError.new({:duplicate_key, :a})
+      %RustyJson.EncodeError{message: "duplicate key: a"}
+      iex> RustyJson.EncodeError.new({:invalid_byte, 0xFF, <<0xFF>>})
+      %RustyJson.EncodeError{message: "invalid byte 0xFF in <<255>>"}
+  """
+  @spec new({:duplicate_key, String.Chars.t()} | {:invalid_byte, byte(), binary()}) :: t()
+  def new({:duplicate_key, key}), do: %__MODULE__{message: "duplicate key: " <> to_string(key)}
+
+  def new({:invalid_byte, byte, original}) do
     %__MODULE__{
       message: "invalid byte 0x" <> Integer.to_string(byte, 16) <> " in " <> inspect(original)
     }
   end
-
-  @doc false
-  @spec duplicate_key(term()) :: t()
-  def duplicate_key(key), do: %__MODULE__{message: "duplicate key: " <> to_string(key)}
 end
 
 defmodule RustyJson.DecodeError do

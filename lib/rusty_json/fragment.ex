@@ -2,10 +2,14 @@ defmodule RustyJson.Fragment do
   @moduledoc """
   Already-encoded JSON inserted as is into the output (like `Jason.Fragment`).
 
-  `encode` is iodata, or a function taking the encoder options and returning iodata.
+  As in Jason, `encode` is a function of the encoder options returning iodata: code that calls
+  `fragment.encode.(opts)` works on fragments made by either library. A fragment made by `new/1` from iodata also
+  keeps that iodata in `iodata`, which the encoder writes directly, without calling back into Elixir. A fragment
+  built by hand (`%RustyJson.Fragment{encode: fun}`) leaves `iodata` nil and the function is called; if you
+  replace `encode` in a fragment from `new/1`, set `iodata` to nil too.
   """
-  @type t :: %__MODULE__{encode: iodata() | (term() -> iodata())}
-  defstruct [:encode]
+  @type t :: %__MODULE__{encode: (term() -> iodata()), iodata: iodata() | nil}
+  defstruct [:encode, :iodata]
 
   @doc """
   Wraps already-encoded JSON (iodata, or a function of the encoder options returning iodata).
@@ -14,11 +18,12 @@ defmodule RustyJson.Fragment do
 
       iex> RustyJson.encode!(%{"a" => RustyJson.Fragment.new(~s([1, 2]))})
       ~s({"a":[1, 2]})
+      iex> RustyJson.Fragment.new("[1]").encode.([])
+      "[1]"
   """
   @spec new(iodata() | (term() -> iodata())) :: t()
-  def new(iodata_or_fun)
-      when is_function(iodata_or_fun, 1) or is_binary(iodata_or_fun) or
-             is_list(iodata_or_fun) do
-    %__MODULE__{encode: iodata_or_fun}
-  end
+  def new(encode) when is_function(encode, 1), do: %__MODULE__{encode: encode}
+
+  def new(iodata) when is_binary(iodata) or is_list(iodata),
+    do: %__MODULE__{encode: fn _opts -> iodata end, iodata: iodata}
 end

@@ -1,7 +1,8 @@
 defmodule RustyJson.Helpers do
   @moduledoc """
   Compile-time helpers for building JSON objects, as `Jason.Helpers`: the keys are checked and escaped when the
-  code compiles, the values are encoded when the result is encoded.
+  code compiles; the values are evaluated where the helper is called (once: side effects and exceptions happen
+  there) and encoded when the result is encoded.
 
       iex> import RustyJson.Helpers
       iex> RustyJson.encode!(json_map(b: 1, a: [2]))
@@ -27,7 +28,15 @@ defmodule RustyJson.Helpers do
                "json_map/1 expects a keyword list, got: #{Macro.to_string(kv)}"
              )
 
-    fragment(kv)
+    # Evaluated here, in order, once: encoding the fragment twice writes the same values.
+    vars = Enum.map(1..length(kv)//1, &Macro.var(:"value#{&1}", __MODULE__))
+    values = Enum.map(kv, &elem(&1, 1))
+    fragment = kv |> Enum.map(&elem(&1, 0)) |> Enum.zip(vars) |> fragment()
+
+    quote do
+      {unquote_splicing(vars)} = {unquote_splicing(values)}
+      unquote(fragment)
+    end
   end
 
   @doc """

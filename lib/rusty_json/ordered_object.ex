@@ -53,8 +53,9 @@ defmodule RustyJson.OrderedObject do
     do: get_and_update(tail, [pair | acc], key, fun)
 
   defp get_and_update([], acc, key, fun) do
+    # A new key goes first, as in Jason (`put_in/2` of a missing key prepends it).
     case fun.(nil) do
-      {get, value} -> {get, :lists.reverse([{key, value} | acc])}
+      {get, value} -> {get, [{key, value} | :lists.reverse(acc)]}
       :pop -> {nil, :lists.reverse(acc)}
       other -> raise_bad_return(other)
     end

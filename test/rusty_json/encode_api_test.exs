@@ -256,7 +256,7 @@ defmodule RustyJson.EncodeApiTest do
       # Hash maps (> 32 keys), ordered objects and lists, nested, so the budget runs out somewhere inside.
       item = fn i ->
         Map.new(1..40, fn k -> {"k#{k}", [i, k, %{"s" => "v#{i}-#{k}", "l" => [[k], []]}]} end)
-        |> Map.put("o", %Fragment{encode: {:object, [{"z", i}, {:a, [i, %{}]}]}})
+        |> Map.put("o", %RustyJson.OrderedObject{values: [{"z", i}, {:a, [i, %{}]}]})
       end
 
       big = %{"items" => Enum.map(1..800, item), "n" => 1}

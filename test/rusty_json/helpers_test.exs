@@ -26,6 +26,25 @@ defmodule RustyJson.HelpersTest do
              "[\n  {\n    \"a\": [\n      1\n    ]\n  }\n]"
   end
 
+  test "json_map evaluates its values once, where it is called (as Jason)" do
+    fragment = json_map(n: System.unique_integer([:positive]), m: send(self(), :evaluated))
+    assert_received :evaluated
+    first = RustyJson.encode!(fragment)
+    assert first =~ ~r/^{"n":\d+,"m":"evaluated"}$/
+    assert RustyJson.encode!(fragment) == first
+    assert RustyJson.encode!([fragment, fragment]) == "[" <> first <> "," <> first <> "]"
+    refute_received :evaluated
+
+    # An exception in a value is raised where the helper is called, not at encode time.
+    assert_raise ArithmeticError, fn -> json_map(a: 1, b: 1 / opaque(0)) end
+
+    # Values are evaluated left to right.
+    json_map(a: send(self(), 1), b: send(self(), 2))
+    assert_received 1
+    assert_received 2
+    assert Process.info(self(), :messages) == {:messages, []}
+  end
+
   test "json_map_take" do
     map = opaque(%{a: 1, b: "x", c: nil})
     assert RustyJson.encode!(json_map_take(map, [:c, :a])) == ~s({"c":null,"a":1})

@@ -23,7 +23,8 @@ defmodule RustyJson.OrderedObjectTest do
     assert obj[:a] == 1
     assert obj[:c] == nil
     assert put_in(obj[:b], 5).values == [a: 1, b: 5, a: 3]
-    assert put_in(obj[:c], 5).values == [a: 1, b: 2, a: 3, c: 5]
+    # A new key goes first, as in Jason.
+    assert put_in(obj[:c], 5).values == [c: 5, a: 1, b: 2, a: 3]
     assert {1, %OrderedObject{values: [b: 2]}} = pop_in(obj[:a])
     assert {nil, ^obj} = Access.pop(obj, :x)
 

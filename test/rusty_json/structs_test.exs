@@ -232,6 +232,32 @@ defmodule RustyJson.StructsTest do
       """)
     end
 
+    # A misspelt option must not encode every field (jason#183): each is a compile error naming it.
+    for {name, options, message} <- [
+          {BadTypo, "onyl: [:name]", "unknown option(s) [:onyl] for @derive RustyJson.Encoder"},
+          {BadTwo, "only: [:name], excpet: [:password], on: 1", "[:excpet, :on]"},
+          {BadBoth, "only: [:name], except: [:password]", "takes :only or :except, not both"},
+          {BadList, "[:name]", "expects a keyword list with :only or :except, got: [:name]"},
+          {BadValue, "only: :name",
+           "the :only option of @derive RustyJson.Encoder expects a list"}
+        ] do
+      module = Module.concat(RustyJson.Test, name)
+
+      error =
+        assert_raise ArgumentError, fn ->
+          Code.eval_string("""
+          defmodule #{inspect(module)} do
+            @derive {RustyJson.Encoder, #{options}}
+            defstruct [:name, :password]
+          end
+          """)
+        end
+
+      assert error.message =~ message
+      # The struct never got an implementation that could write its password.
+      refute function_exported?(Module.concat(RustyJson.Encoder, module), :encode, 2)
+    end
+
     assert_raise EncodeError, ~s(invalid byte 0x2F in literal key: "my/key"), fn ->
       Code.eval_string("""
       defmodule RustyJson.Test.BadKey do
@@ -248,7 +274,7 @@ defmodule RustyJson.StructsTest do
     v = %Derived{
       name: [~T[01:02:03.5], ~N[2026-01-02 03:04:05], dt],
       age: Fragment.new("1e2"),
-      email: %Fragment{encode: {:object, [b: 1, a: 2]}}
+      email: OrderedObject.new(b: 1, a: 2)
     }
 
     assert RustyJson.encode!(v) ==

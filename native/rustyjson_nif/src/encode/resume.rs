@@ -55,7 +55,7 @@ impl<'o> Walker<'o> {
                 Some(child)
             }
             ErlNifTermType::ERL_NIF_TERM_TYPE_MAP => {
-                if let Some(pairs) = self.fragment_pairs(container) {
+                if let Some(pairs) = self.ordered_pairs(container) {
                     let mut tail = pairs;
                     let mut child = None;
                     for i in 0..count {

@@ -24,7 +24,7 @@ impl<'o> Walker<'o> {
         size: usize,
         out: &mut Out,
     ) -> Result<(), Fail> {
-        if module == self.fragment && size == 2 {
+        if module == self.fragment && size == 3 {
             return self.write_fragment(term, out);
         }
         if let Some(kind) = self.calendar_kind(module) {
@@ -34,7 +34,7 @@ impl<'o> Walker<'o> {
             return self.hole(term, out);
         }
         if module == self.ordered_object && size == 2 {
-            if let Some(pairs) = self.fragment_pairs(term) {
+            if let Some(pairs) = self.ordered_pairs(term) {
                 return self.open_pairs(pairs, out);
             }
         }
@@ -113,37 +113,19 @@ impl<'o> Walker<'o> {
         })
     }
 
-    /// The pairs list of an ordered-object fragment (`%RustyJson.Fragment{encode: {:object, pairs}}`) or of a
-    /// `%RustyJson.OrderedObject{values: pairs}` (a list).
-    pub(super) fn fragment_pairs(&self, map: ErlNifTerm) -> Option<ErlNifTerm> {
+    /// The pairs list of a `%RustyJson.OrderedObject{values: pairs}` (a list): how ordered objects, keyword lists
+    /// given to `RustyJson.Encode.keyword/2` and maps with unusual keys (resolved in Elixir) are written.
+    pub(super) fn ordered_pairs(&self, map: ErlNifTerm) -> Option<ErlNifTerm> {
         let env = self.env;
-        let (mut module, mut encode) = (ErlNifTerm::default(), ErlNifTerm::default());
-        if unsafe { enif_get_map_value(env, map, self.struct_key, &mut module) } == 0 {
-            return None;
-        }
-        if module == self.ordered_object {
-            let mut values = ErlNifTerm::default();
-            let found = unsafe { enif_get_map_value(env, map, self.values_key, &mut values) } != 0
-                && matches!(
-                    unsafe { enif_term_type(env, values) },
-                    ErlNifTermType::ERL_NIF_TERM_TYPE_LIST
-                );
-            return found.then_some(values);
-        }
-        if module != self.fragment
-            || unsafe { enif_get_map_value(env, map, self.encode_key, &mut encode) } == 0
-        {
-            return None;
-        }
-        let mut arity = 0;
-        let mut elems: *const ErlNifTerm = ptr::null();
-        if unsafe { enif_get_tuple(env, encode, &mut arity, &mut elems) } == 0
-            || arity != 2
-            || unsafe { *elems } != self.object
-        {
-            return None;
-        }
-        Some(unsafe { *elems.add(1) })
+        let (mut module, mut values) = (ErlNifTerm::default(), ErlNifTerm::default());
+        let found = unsafe { enif_get_map_value(env, map, self.struct_key, &mut module) } != 0
+            && module == self.ordered_object
+            && unsafe { enif_get_map_value(env, map, self.values_key, &mut values) } != 0
+            && matches!(
+                unsafe { enif_term_type(env, values) },
+                ErlNifTermType::ERL_NIF_TERM_TYPE_LIST
+            );
+        found.then_some(values)
     }
 
     /// Key and value of a `{key, value}` tuple.
@@ -156,22 +138,19 @@ impl<'o> Walker<'o> {
         Some(unsafe { (*elems, *elems.add(1)) })
     }
 
+    /// A fragment made from iodata (`RustyJson.Fragment.new/1` keeps it in `iodata`) is written here; one with only
+    /// an `encode` function is a hole for Elixir, which calls it.
     fn write_fragment(&mut self, term: ErlNifTerm, out: &mut Out) -> Result<(), Fail> {
         let env = self.env;
-        let mut encode = ErlNifTerm::default();
-        if unsafe { enif_get_map_value(env, term, self.encode_key, &mut encode) } == 0 {
+        let mut iodata = ErlNifTerm::default();
+        if unsafe { enif_get_map_value(env, term, self.iodata_key, &mut iodata) } == 0 {
             return Err(Fail::Unsupported(term));
         }
-        match unsafe { enif_term_type(env, encode) } {
-            ErlNifTermType::ERL_NIF_TERM_TYPE_TUPLE => {
-                // {:object, [{key, value}]}: an ordered object.
-                let pairs = self.fragment_pairs(term).ok_or(Fail::Unsupported(term))?;
-                self.open_pairs(pairs, out)
-            }
+        match unsafe { enif_term_type(env, iodata) } {
             ErlNifTermType::ERL_NIF_TERM_TYPE_BITSTRING
             | ErlNifTermType::ERL_NIF_TERM_TYPE_LIST => {
                 let mut bin: ErlNifBinary = unsafe { MaybeUninit::zeroed().assume_init() };
-                if unsafe { enif_inspect_iolist_as_binary(env, encode, &mut bin) } == 0 {
+                if unsafe { enif_inspect_iolist_as_binary(env, iodata, &mut bin) } == 0 {
                     return Err(Fail::Unsupported(term));
                 }
                 let bytes = unsafe { std::slice::from_raw_parts(bin.data, bin.size) };
@@ -182,7 +161,7 @@ impl<'o> Walker<'o> {
                 }
                 Ok(())
             }
-            _ => Err(Fail::Elixir),
+            _ => self.hole(term, out),
         }
     }
 

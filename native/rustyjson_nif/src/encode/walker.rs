@@ -83,7 +83,7 @@ pub(super) enum Frame {
         vals: *const ErlNifTerm,
         count: usize,
     },
-    /// An ordered object: a list of `{key, value}` (internal fragments, `RustyJson.Encode.keyword/2`).
+    /// An ordered object: a list of `{key, value}` (`RustyJson.OrderedObject`, `RustyJson.Encode.keyword/2`).
     Pairs {
         tail: ErlNifTerm,
         count: usize,
@@ -127,8 +127,7 @@ pub(super) struct Walker<'o> {
     pub(super) false_: ErlNifTerm,
     pub(super) struct_key: ErlNifTerm,
     pub(super) fragment: ErlNifTerm,
-    pub(super) encode_key: ErlNifTerm,
-    pub(super) object: ErlNifTerm,
+    pub(super) iodata_key: ErlNifTerm,
     pub(super) ordered_object: ErlNifTerm,
     pub(super) values_key: ErlNifTerm,
     pub(super) stack: Vec<Frame>,
@@ -170,8 +169,7 @@ impl<'o> Walker<'o> {
             false_: a(atoms::false_()),
             struct_key: a(atoms::__struct__()),
             fragment: a(atoms::fragment()),
-            encode_key: a(atoms::encode()),
-            object: a(atoms::object()),
+            iodata_key: a(atoms::iodata()),
             ordered_object: a(atoms::ordered_object()),
             values_key: a(atoms::values()),
             stack: Vec::new(),
