@@ -12,7 +12,11 @@ defmodule RustyJson.FragmentTest do
       assert RustyJson.encode!([fragment]) == "[" <> IO.iodata_to_binary(iodata) <> "]"
     end
 
-    fun = fn opts -> send(self(), {:called, opts}) && "[true]" end
+    fun = fn opts ->
+      send(self(), {:called, opts})
+      "[true]"
+    end
+
     fragment = Fragment.new(fun)
     assert fragment.encode == fun
     assert RustyJson.encode!(%{"x" => fragment}) == ~s({"x":[true]})
@@ -27,7 +31,13 @@ defmodule RustyJson.FragmentTest do
 
   test "iodata fragments are written by the NIF; function fragments are called once per encode" do
     parent = self()
-    counted = Fragment.new(fn _ -> send(parent, :called) && "2" end)
+
+    counted =
+      Fragment.new(fn _ ->
+        send(parent, :called)
+        "2"
+      end)
+
     assert RustyJson.encode!([Fragment.new("1"), counted, Fragment.new(["3"])]) == "[1,2,3]"
     assert_received :called
     refute_received :called
