@@ -44,7 +44,7 @@ defimpl RustyJson.Encoder, for: Any do
     vars = Enum.map(1..length(fields)//1, &Macro.var(:"v#{&1}", __MODULE__))
     opts_var = Macro.var(:opts, __MODULE__)
     pattern = Enum.zip(fields, vars)
-    body = RustyJson.Encoder.Derive.body(keys, vars, opts_var)
+    body = RustyJson.Encoder.Derive.struct_body(keys, vars, opts_var)
 
     quote do
       defimpl RustyJson.Encoder, for: unquote(module) do
@@ -135,6 +135,29 @@ defmodule RustyJson.Encoder.Derive do
   # The derived `encode/2` body: iodata with the keys (and punctuation) as literals between the values.
   def body([], [], _opts), do: "{}"
 
+  # A derived struct's body: fields in the given order, or in their keys' byte order under `sort_keys: true`
+  # (sort_keys sorts every level, derived structs included; literal keys are plain ASCII, so their written bytes
+  # order as their names).
+  def struct_body(keys, vars, opts) do
+    body = body(keys, vars, opts)
+
+    {sorted_keys, sorted_vars} =
+      keys |> Enum.zip(vars) |> Enum.sort_by(&elem(&1, 0)) |> Enum.unzip()
+
+    if sorted_keys == keys do
+      body
+    else
+      sorted = body(sorted_keys, sorted_vars, opts)
+
+      quote do
+        if RustyJson.EncodeOptions.sort_keys?(unquote(opts)),
+          do: unquote(sorted),
+          else: unquote(body)
+      end
+    end
+  end
+
+  @doc false
   def body(keys, vars, opts) do
     parts =
       keys
@@ -161,7 +184,8 @@ defmodule RustyJson.Encoder.Derive do
   end
 
   @doc false
-  def jason_encode(struct, {escape, strict, _pretty}) do
+  def jason_encode(struct, opts) when is_tuple(opts) do
+    {escape, strict} = {elem(opts, 0), elem(opts, 1)}
     maps = if strict, do: :strict, else: :naive
     apply(Jason, :encode_to_iodata!, [struct, [escape: escape, maps: maps]])
   end
