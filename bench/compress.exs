@@ -7,7 +7,12 @@ Code.require_file("inputs.exs", __DIR__)
 alias RustyJson.Bench.Inputs
 
 rounds = String.to_integer(System.get_env("RUSTYJSON_BENCH_ROUNDS", "11"))
-levels = System.get_env("RUSTYJSON_BENCH_LEVELS", "1,6,9") |> String.split(",") |> Enum.map(&String.to_integer/1)
+
+levels =
+  System.get_env("RUSTYJSON_BENCH_LEVELS", "1,6,9")
+  |> String.split(",")
+  |> Enum.map(&String.to_integer/1)
+
 only = System.get_env("RUSTYJSON_BENCH_ONLY", "canada,citm_catalog,twitter") |> String.split(",")
 
 # What `:zlib.gzip/1` does, at a given level (windowBits 16 + 15: a gzip wrapper).
@@ -29,7 +34,10 @@ median = fn fun ->
   Enum.at(Enum.sort(times), div(rounds, 2))
 end
 
-IO.puts("| document | JSON | level | RustyJson gzip | encode! + :zlib | ratio | gzip size (ours / zlib) |")
+IO.puts(
+  "| document | JSON | level | RustyJson gzip | encode! + :zlib | ratio | gzip size (ours / zlib) |"
+)
+
 IO.puts("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
 
 for name <- only do
@@ -45,7 +53,9 @@ for name <- only do
 
     # Interleaved, so drift on the shared machine hits both alike.
     {ours, zlib} =
-      Enum.reduce(1..3, {[], []}, fn _, {o, z} -> {[median.(ours_fun) | o], [median.(zlib_fun) | z]} end)
+      Enum.reduce(1..3, {[], []}, fn _, {o, z} ->
+        {[median.(ours_fun) | o], [median.(zlib_fun) | z]}
+      end)
 
     {ours, zlib} = {Enum.min(ours), Enum.min(zlib)}
 
