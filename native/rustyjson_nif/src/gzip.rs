@@ -159,8 +159,10 @@ unsafe extern "C" fn gzip_yielded(
         let [input, job] = *args else {
             return badarg();
         };
-        let (Ok(bytes), Ok(job)) = (input.decode::<Binary>(), job.decode::<ResourceArc<GzipJob>>())
-        else {
+        let (Ok(bytes), Ok(job)) = (
+            input.decode::<Binary>(),
+            job.decode::<ResourceArc<GzipJob>>(),
+        ) else {
             return badarg();
         };
         let Some(state) = job.0.lock().ok().and_then(|mut s| s.take()) else {
