@@ -23,6 +23,24 @@ defmodule RustyJson do
     * `:escape`: `:json` (default), `:javascript_safe`, `:html_safe` or `:unicode_safe`.
     * `:maps`: `:naive` (default) or `:strict` (two keys converting to the same string are an error).
     * `:pretty`: `true`, or a keyword list with `:indent`, `:line_separator`, `:after_colon`.
+
+  Options Jason lacks:
+    * `:sort_keys`: `false` (default) or `true`: every object's keys in byte order of the key string (atom and
+      number keys as the strings they are written as, compared before escaping), at every level: nested maps,
+      derived structs' fields, and maps that `RustyJson.Encoder` implementations encode with the options they
+      get. `RustyJson.OrderedObject` and keyword lists encoded with `RustyJson.Encode.keyword/2` keep their
+      order; fragments are written as given. Keys equal as strings (`:a` and `"a"`) are both written, in
+      `Map.to_list/1` order (an error with `maps: :strict`).
+    * `:compress`: `:none` (default), `:gzip` (level 6, zlib's default) or `{:gzip, level}` with a level in
+      0..9: the result is the final output as a gzip binary (`:zlib.gunzip/1` reads it back), compressed in the
+      NIF in slices that yield the scheduler.
+
+      iex> RustyJson.encode(%{b: 1, a: %{d: 2, c: 3}}, sort_keys: true)
+      {:ok, ~s({"a":{"c":3,"d":2},"b":1})}
+
+      iex> {:ok, gzip} = RustyJson.encode(%{a: 1}, compress: :gzip)
+      iex> :zlib.gunzip(gzip)
+      ~s({"a":1})
   """
   @spec encode(encodable(), keyword()) ::
           {:ok, String.t()} | {:error, EncodeError.t() | Exception.t()}

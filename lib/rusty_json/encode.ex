@@ -58,7 +58,15 @@ defmodule RustyJson.Encode do
   @doc false
   # The whole encode: one NIF pass. Structs the NIF cannot write come back as holes filled here; only unusual
   # map keys (and errors met while holes are pending) make the term be resolved here and the NIF run again.
+  # `compress:` (a fifth element) compresses the final output, holes filled, with one more NIF call.
   @spec run(term(), EncodeOptions.t()) :: {:ok, binary()} | {:error, Exception.t()}
+  def run(term, {escape, strict, pretty, sort, {:gzip, level}}) do
+    case run(term, {escape, strict, pretty, sort}) do
+      {:ok, json} -> {:ok, Native.gzip(json, level)}
+      error -> error
+    end
+  end
+
   def run(term, opts), do: result(Native.encode(term, opts), term, opts)
 
   @doc false
@@ -67,9 +75,11 @@ defmodule RustyJson.Encode do
   def result(json, _term, _opts) when is_binary(json), do: {:ok, json}
   def result({:holes, parts}, _term, opts), do: fill_holes(parts, EncodeOptions.compact(opts))
 
-  def result({:error, :elixir}, term, {_, _, {indent, line, colon}} = opts) do
+  def result({:error, :elixir}, term, opts) when is_tuple(elem(opts, 2)) do
     # Pretty output with structs left for Elixir: encode compactly (holes filled), then lay out as Jason does
-    # (its `pretty:` is the Formatter on the compact text).
+    # (its `pretty:` is the Formatter on the compact text, which keeps the keys' order).
+    {indent, line, colon} = elem(opts, 2)
+
     case result(
            Native.encode(term, EncodeOptions.compact(opts)),
            term,
@@ -196,7 +206,7 @@ defmodule RustyJson.Encode do
          (map_size(map) <= 32 or Native.map_order() != :unknown) do
       :maps.map(fn _key, value -> resolve(value, opts) end, map)
     else
-      %OrderedObject{values: resolve_pairs(Map.to_list(map), opts)}
+      %OrderedObject{values: map |> Map.to_list() |> resolve_pairs(opts) |> sort_pairs(opts)}
     end
   end
 
@@ -210,6 +220,19 @@ defmodule RustyJson.Encode do
     Enum.map(pairs, fn {key, value} -> {key(key), resolve(value, opts)} end)
   end
 
+  # `sort_keys: true`: a map listed here is sorted here (its pairs are then written in order, as an ordered
+  # object's), by the key's string as the NIF converts it; `Enum.sort_by/2` is stable, so keys that convert to
+  # the same string keep their `Map.to_list/1` order, as in the NIF.
+  defp sort_pairs(pairs, opts) do
+    if EncodeOptions.sort_keys?(opts),
+      do: Enum.sort_by(pairs, fn {key, _value} -> key_string(key) end),
+      else: pairs
+  end
+
+  defp key_string(key) when is_binary(key), do: key
+  defp key_string(key) when is_atom(key), do: Atom.to_string(key)
+  defp key_string(key), do: String.Chars.to_string(key)
+
   defp native_key?(key), do: is_binary(key) or is_atom(key) or is_integer(key) or is_float(key)
 
   defp key(key) do
@@ -220,8 +243,11 @@ defmodule RustyJson.Encode do
     do: %OrderedObject{values: resolve_pairs(pairs, opts)}
 
   # A fragment's function is called once, here; the NIF writes what it returned.
-  defp resolve_struct(%Fragment{iodata: nil, encode: fun}, opts),
+  defp resolve_struct(%Fragment{iodata: nil, encode: fun}, opts) when is_function(fun, 1),
     do: fragment(fun.(opts))
+
+  # Iodata in `encode` (what earlier RustyJson versions stored there) is still written as it is.
+  defp resolve_struct(%Fragment{iodata: nil, encode: iodata}, _opts), do: fragment(iodata)
 
   defp resolve_struct(%Fragment{} = fragment, _opts), do: fragment
 

@@ -3,8 +3,16 @@ defmodule RustyJson.EncodeOptions do
   # Turns encode options (a keyword list, as Jason's) into the compact term the NIF reads:
   # `{escape, strict?, pretty}` where pretty is nil or `{indent, line_separator, after_colon}` binaries.
   # A call without options never comes here: it passes `default/0`, a constant.
+  # The options Jason lacks only grow the tuple when given, so calls without them read the same 3-tuple as
+  # before: `sort_keys: true` makes it `{escape, strict?, pretty, true}`, and `compress:` adds a fifth element
+  # `{:gzip, level}` that `RustyJson.Encode.run/2` takes off before the NIF call (it compresses the final output).
 
-  @type t :: {atom(), boolean(), nil | {binary(), binary(), binary()}}
+  @type pretty :: nil | {binary(), binary(), binary()}
+  @type compression :: {:gzip, 0..9}
+  @type t ::
+          {atom(), boolean(), pretty()}
+          | {atom(), boolean(), pretty(), boolean()}
+          | {atom(), boolean(), pretty(), boolean(), compression()}
 
   @escapes [:json, :javascript_safe, :html_safe, :unicode_safe]
   # Jason keeps Poison's spellings too.
@@ -22,18 +30,60 @@ defmodule RustyJson.EncodeOptions do
 
   def new(opts) when is_list(opts) do
     Enum.reduce(opts, @default, fn
-      {:escape, escape}, {_, strict, pretty} -> {escape!(escape), strict, pretty}
-      {:maps, maps}, {escape, _, pretty} -> {escape, maps!(maps), pretty}
-      {:pretty, pretty}, {escape, strict, _} -> {escape, strict, pretty!(pretty)}
+      {:escape, escape}, acc -> put_elem(acc, 0, escape!(escape))
+      {:maps, maps}, acc -> put_elem(acc, 1, maps!(maps))
+      {:pretty, pretty}, acc -> put_elem(acc, 2, pretty!(pretty))
+      {:sort_keys, sort}, acc -> sort_keys(acc, sort_keys!(sort))
+      {:compress, compress}, acc -> compress(acc, compress!(compress))
       # Jason ignores options it does not know (callers such as Phoenix pass their own).
       {_key, _value}, acc -> acc
       other, _acc -> raise ArgumentError, "invalid encode option: #{inspect(other)}"
     end)
   end
 
-  @doc "The same options without pretty printing (for values encoded inside a protocol implementation)."
+  @doc """
+  The same options without pretty printing nor compression (for values encoded inside a protocol
+  implementation, whose output is a part of the whole); `sort_keys` is kept, so their maps are sorted too.
+  """
   @spec compact(t()) :: t()
   def compact({escape, strict, _pretty}), do: {escape, strict, nil}
+  def compact({escape, strict, _pretty, sort}), do: {escape, strict, nil, sort}
+  def compact({escape, strict, _pretty, sort, _compress}), do: {escape, strict, nil, sort}
+
+  @doc "Whether the options ask for object keys in byte order (`sort_keys: true`)."
+  @spec sort_keys?(t()) :: boolean()
+  def sort_keys?(opts) when tuple_size(opts) >= 4, do: elem(opts, 3)
+  def sort_keys?(_opts), do: false
+
+  # `sort_keys: false` leaves a tuple without the flag as it is (the NIF then reads what it always read).
+  defp sort_keys({_, _, _} = acc, false), do: acc
+  defp sort_keys({escape, strict, pretty}, true), do: {escape, strict, pretty, true}
+  defp sort_keys(acc, sort), do: put_elem(acc, 3, sort)
+
+  defp sort_keys!(sort) when is_boolean(sort), do: sort
+
+  defp sort_keys!(other) do
+    raise ArgumentError,
+          "invalid value for the :sort_keys option: #{inspect(other)}; expected a boolean"
+  end
+
+  defp compress({_, _, _} = acc, nil), do: acc
+  defp compress({escape, strict, pretty}, gzip), do: {escape, strict, pretty, false, gzip}
+  defp compress({escape, strict, pretty, sort}, nil), do: {escape, strict, pretty, sort}
+  defp compress({escape, strict, pretty, sort}, gzip), do: {escape, strict, pretty, sort, gzip}
+  defp compress({escape, strict, pretty, sort, _}, nil), do: {escape, strict, pretty, sort}
+  defp compress(acc, gzip), do: put_elem(acc, 4, gzip)
+
+  # `:gzip` is level 6, zlib's default (`Z_DEFAULT_COMPRESSION`, as `:zlib.gzip/1` and flate2's default).
+  defp compress!(:gzip), do: {:gzip, 6}
+  defp compress!({:gzip, level}) when level in 0..9, do: {:gzip, level}
+  defp compress!(none) when none in [nil, false, :none], do: nil
+
+  defp compress!(other) do
+    raise ArgumentError,
+          "invalid value for the :compress option: #{inspect(other)}; " <>
+            "expected :gzip, {:gzip, level} with a level in 0..9, or :none"
+  end
 
   defp escape!(escape) when escape in @escapes, do: escape
 

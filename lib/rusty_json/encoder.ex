@@ -49,7 +49,7 @@ defimpl RustyJson.Encoder, for: Any do
     vars = Enum.map(1..length(fields)//1, &Macro.var(:"v#{&1}", __MODULE__))
     opts_var = Macro.var(:opts, __MODULE__)
     pattern = Enum.zip(fields, vars)
-    body = RustyJson.Encoder.Derive.body(keys, vars, opts_var)
+    body = RustyJson.Encoder.Derive.struct_body(keys, vars, opts_var)
 
     quote do
       defimpl RustyJson.Encoder, for: unquote(module) do
@@ -131,7 +131,8 @@ defimpl RustyJson.Encoder, for: [Date, Time, NaiveDateTime, DateTime] do
 end
 
 defimpl RustyJson.Encoder, for: RustyJson.Fragment do
-  def encode(%{iodata: nil, encode: encode}, opts), do: encode.(opts)
+  def encode(%{iodata: nil, encode: encode}, opts) when is_function(encode, 1), do: encode.(opts)
+  def encode(%{iodata: nil, encode: iodata}, _opts), do: iodata
   def encode(%{iodata: iodata}, _opts), do: iodata
 end
 
@@ -143,6 +144,29 @@ defmodule RustyJson.Encoder.Derive do
   # The derived `encode/2` body: iodata with the keys (and punctuation) as literals between the values.
   def body([], [], _opts), do: "{}"
 
+  # A derived struct's body: fields in the given order, or in their keys' byte order under `sort_keys: true`
+  # (sort_keys sorts every level, derived structs included; literal keys are plain ASCII, so their written bytes
+  # order as their names).
+  def struct_body(keys, vars, opts) do
+    body = body(keys, vars, opts)
+
+    {sorted_keys, sorted_vars} =
+      keys |> Enum.zip(vars) |> Enum.sort_by(&elem(&1, 0)) |> Enum.unzip()
+
+    if sorted_keys == keys do
+      body
+    else
+      sorted = body(sorted_keys, sorted_vars, opts)
+
+      quote do
+        if RustyJson.EncodeOptions.sort_keys?(unquote(opts)),
+          do: unquote(sorted),
+          else: unquote(body)
+      end
+    end
+  end
+
+  @doc false
   def body(keys, vars, opts) do
     parts =
       keys
@@ -169,7 +193,8 @@ defmodule RustyJson.Encoder.Derive do
   end
 
   @doc false
-  def jason_encode(struct, {escape, strict, _pretty}) do
+  def jason_encode(struct, opts) when is_tuple(opts) do
+    {escape, strict} = {elem(opts, 0), elem(opts, 1)}
     maps = if strict, do: :strict, else: :naive
     apply(Jason, :encode_to_iodata!, [struct, [escape: escape, maps: maps]])
   end

@@ -98,6 +98,10 @@ defmodule RustyJson.Native do
   def encode(_term, _opts), do: not_loaded()
 
   @doc false
+  # `compress:`: `json` (a binary) as a gzip binary at `level` (0..9), in slices of the calling scheduler.
+  def gzip(_json, _level), do: not_loaded()
+
+  @doc false
   def learn_map_order(_map, _keys), do: not_loaded()
 
   @doc false

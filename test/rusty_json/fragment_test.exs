@@ -27,6 +27,9 @@ defmodule RustyJson.FragmentTest do
     fragment = %Fragment{encode: fn _opts -> ~s("hand") end}
     assert RustyJson.encode!([fragment, Fragment.new("1")]) == ~s(["hand",1])
     assert RustyJson.encode!(%{a: fragment}, pretty: true) == ~s({\n  "a": "hand"\n})
+
+    # Iodata in `encode`, as earlier RustyJson versions stored it, is still written.
+    assert RustyJson.encode!([%Fragment{encode: ["[", "1]"]}]) == "[[1]]"
   end
 
   test "iodata fragments are written by the NIF; function fragments are called once per encode" do

@@ -112,3 +112,22 @@ defmodule RustyJson.Test.Point do
     def encode(%{x: x, y: y}, opts), do: RustyJson.Encode.map(%{"xy" => [x, y]}, opts)
   end
 end
+
+defmodule RustyJson.Test.Envelope do
+  @moduledoc false
+  # A hand-written implementation that encodes a map of its own with the options it received (`sort_keys:` must
+  # reach it) and a keyword list (an ordered object: kept in its order).
+  defstruct [:body, :meta]
+
+  defimpl RustyJson.Encoder do
+    def encode(%{body: body, meta: meta}, opts) do
+      [
+        "[",
+        RustyJson.Encode.map(%{"zeta" => body, "alpha" => 1}, opts),
+        ",",
+        RustyJson.Encode.keyword([z: meta, a: 2], opts),
+        "]"
+      ]
+    end
+  end
+end

@@ -28,6 +28,7 @@ mod output;
 mod resume;
 mod scalars;
 mod schedule;
+mod sorted;
 mod structs;
 mod templates;
 mod values;

@@ -4,6 +4,7 @@ mod alloc;
 mod continuation;
 mod decode;
 mod encode;
+mod gzip;
 mod term;
 
 use rustler::{Binary, Encoder, Env, Term};
@@ -15,6 +16,12 @@ static GLOBAL: alloc::CountingMiMalloc = alloc::CountingMiMalloc;
 #[rustler::nif]
 fn encode<'a>(env: Env<'a>, term: Term<'a>, opts: Term<'a>) -> Term<'a> {
     encode::encode(env, term, opts)
+}
+
+/// `compress: :gzip`: a JSON binary compressed to gzip at `level` (0..9), in slices on the calling scheduler.
+#[rustler::nif]
+fn gzip<'a>(env: Env<'a>, input: Term<'a>, level: u32) -> rustler::NifResult<Term<'a>> {
+    gzip::gzip(env, input, level)
 }
 
 /// Registers a derived struct's template (`RustyJson.Encoder` derive): module, its keys, written fields and keys.

@@ -6,15 +6,22 @@ use rustyjson_core::pretty::Pretty;
 
 use super::atoms;
 
-/// Options decoded from the compact term Elixir passes (`{escape, strict, pretty}`).
+/// Options decoded from the compact term Elixir passes (`{escape, strict, pretty}`, or
+/// `{escape, strict, pretty, sort_keys}` when `sort_keys:` was given).
 pub(super) struct Options {
     pub(super) mode: Mode,
     pub(super) strict: bool,
     pub(super) pretty: Option<Pretty>,
+    /// `sort_keys: true`: object keys in byte order.
+    pub(super) sort: bool,
 }
 
 pub(super) fn decode_options(opts: Term) -> Option<Options> {
-    let (escape, strict, pretty): (Term, bool, Term) = opts.decode().ok()?;
+    // The 3-tuple first: calls without `sort_keys:` read what they always read.
+    let (escape, strict, pretty, sort): (Term, bool, Term, bool) = match opts.decode() {
+        Ok((escape, strict, pretty)) => (escape, strict, pretty, false),
+        Err(_) => opts.decode().ok()?,
+    };
     let mode = if escape == atoms::json().encode(opts.get_env()) {
         Mode::Json
     } else if escape == atoms::javascript_safe().encode(opts.get_env()) {
@@ -41,5 +48,6 @@ pub(super) fn decode_options(opts: Term) -> Option<Options> {
         mode,
         strict,
         pretty,
+        sort,
     })
 }

@@ -70,7 +70,7 @@ impl<'o> Walker<'o> {
                     return Some(child);
                 }
                 if let Some(module) = self.struct_module(container) {
-                    let template = template(module)?;
+                    let template = template(module)?.for_walk(self.sort);
                     if count > template.fields.len() {
                         return None;
                     }

@@ -46,6 +46,7 @@ impl<'o> Walker<'o> {
             let seen = match self.stack.last_mut() {
                 Some(Frame::Map { seen, .. })
                 | Some(Frame::Flat { seen, .. })
+                | Some(Frame::Sorted { seen, .. })
                 | Some(Frame::Pairs { seen, .. }) => seen,
                 _ => return Ok(()),
             };
@@ -134,6 +135,17 @@ impl<'o> Walker<'o> {
     }
 
     fn write_atom_text(&self, term: ErlNifTerm, out: &mut Out) -> Result<(), Fail> {
+        self.with_atom_text(term, |text| self.write_string(text, term, out))
+            .unwrap_or(Err(Fail::Unsupported(term)))
+    }
+
+    /// Calls `f` with an atom's text in UTF-8 (None when it cannot be read).
+    #[inline]
+    pub(super) fn with_atom_text<R>(
+        &self,
+        term: ErlNifTerm,
+        f: impl FnOnce(&[u8]) -> R,
+    ) -> Option<R> {
         let mut buf = [MaybeUninit::<u8>::uninit(); 256];
         let n = unsafe {
             enif_get_atom(
@@ -149,7 +161,7 @@ impl<'o> Walker<'o> {
             let latin1 =
                 unsafe { std::slice::from_raw_parts(buf.as_ptr() as *const u8, (n - 1) as usize) };
             if latin1.is_ascii() {
-                return self.write_string(latin1, term, out);
+                return Some(f(latin1));
             }
             let utf8: Vec<u8> = latin1
                 .iter()
@@ -158,12 +170,12 @@ impl<'o> Walker<'o> {
                     (b as char).encode_utf8(&mut tmp).as_bytes().to_vec()
                 })
                 .collect();
-            return self.write_string(&utf8, term, out);
+            return Some(f(&utf8));
         }
         // An atom with characters above U+00FF: read its UTF-8 text from the external format.
         let mut bin: ErlNifBinary = unsafe { MaybeUninit::zeroed().assume_init() };
         if unsafe { enif_term_to_binary(self.env, term, &mut bin) } == 0 {
-            return Err(Fail::Unsupported(term));
+            return None;
         }
         let etf = unsafe { std::slice::from_raw_parts(bin.data, bin.size) };
         let text = match etf {
@@ -171,10 +183,7 @@ impl<'o> Walker<'o> {
             [131, 119, len, rest @ ..] => Some(&rest[..*len as usize]),
             _ => None,
         };
-        let result = match text {
-            Some(text) => self.write_string(text, term, out),
-            None => Err(Fail::Unsupported(term)),
-        };
+        let result = text.map(f);
         unsafe { enif_release_binary(&mut bin) };
         result
     }

@@ -140,12 +140,13 @@ pub(super) fn run<'a>(
         Ok(()) => finish(env, out),
         Err(Fail::Budget) => {
             // Continue from the last mark: for another slice on this scheduler when resuming is cheap and this
-            // slice got somewhere, otherwise on a dirty scheduler (strict mode and pending holes start over there:
-            // their key sets and holes are not carried).
+            // slice got somewhere, otherwise on a dirty scheduler (strict mode, sorted maps and pending holes start
+            // over there: their key sets, sorted pairs and holes are not carried).
             let checkpoint = walker.checkpoint();
             let mark_len = walker.mark.len;
             drop(walker);
-            let carried = !(options.strict || has_holes || checkpoint.path.is_empty());
+            let carried =
+                !(options.strict || options.sort || has_holes || checkpoint.path.is_empty());
             let yield_here = carried
                 && checkpoint.path.iter().sum::<usize>() <= RESUME_WALK_MAX
                 && resumed_path.as_ref() != Some(&checkpoint.path);

@@ -41,7 +41,7 @@ impl<'o> Walker<'o> {
         let template = match self.templates.iter().find(|(m, _)| *m == module) {
             Some((_, t)) => Some(t.clone()),
             None => {
-                let found = template(module);
+                let found = template(module).map(|t| t.for_walk(self.sort));
                 if let Some(t) = &found {
                     self.templates.push((module, t.clone()));
                 }

@@ -14,6 +14,19 @@ pub struct Template {
     pub(super) keys: Vec<Box<[u8]>>,
     pub(super) index: Vec<usize>,
     pub(super) size: usize,
+    /// The same template with its fields in their keys' byte order (`sort_keys: true`), built once at
+    /// registration so a sorted walk reads a template as any walk does. `None` in the sorted template itself.
+    pub(super) sorted: Option<Arc<Template>>,
+}
+
+impl Template {
+    /// The template a walk writes from: this one, or its sorted twin under `sort_keys: true`.
+    pub(super) fn for_walk(self: &Arc<Self>, sort: bool) -> Arc<Template> {
+        match &self.sorted {
+            Some(sorted) if sort => sorted.clone(),
+            _ => self.clone(),
+        }
+    }
 }
 
 /// Templates by module atom (atoms are never freed, so their terms are valid in any environment, forever).
@@ -42,12 +55,25 @@ pub fn register_template<'a>(
     let index = fields
         .iter()
         .map(|f| all.iter().position(|k| k == f).unwrap_or(usize::MAX))
-        .collect();
+        .collect::<Vec<usize>>();
+    let fields: Vec<ErlNifTerm> = fields.iter().map(|f| f.as_c_arg()).collect();
+    let keys: Vec<Box<[u8]>> = keys.iter().map(|k| k.as_slice().into()).collect();
+    // Literal keys are `"name"` in plain ASCII (checked at compile time): their bytes order as the names do.
+    let mut order: Vec<usize> = (0..fields.len()).collect();
+    order.sort_by(|&a, &b| keys[a].cmp(&keys[b]));
+    let sorted = Template {
+        fields: order.iter().map(|&i| fields[i]).collect(),
+        keys: order.iter().map(|&i| keys[i].clone()).collect(),
+        index: order.iter().map(|&i| index[i]).collect(),
+        size: all.len(),
+        sorted: None,
+    };
     let template = Template {
-        fields: fields.iter().map(|f| f.as_c_arg()).collect(),
-        keys: keys.iter().map(|k| k.as_slice().into()).collect(),
+        fields,
+        keys,
         index,
         size: all.len(),
+        sorted: Some(Arc::new(sorted)),
     };
     // (A poisoned lock still holds a consistent table: inserts are the only writes.)
     TEMPLATES

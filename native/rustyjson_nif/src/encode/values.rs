@@ -147,6 +147,9 @@ impl<'o> Walker<'o> {
         if let Some(module) = module {
             return self.open_struct(term, module, size, out);
         }
+        if self.sort {
+            return self.open_sorted(term, size, flat, out);
+        }
         if let Some((keys, vals, len)) = flat {
             out.push(b'{');
             let seen = self.seen_set();

@@ -83,6 +83,12 @@ pub(super) enum Frame {
         vals: *const ErlNifTerm,
         count: usize,
     },
+    /// A map under `sort_keys: true`: its pairs in key order (`sorted.rs`), `count` of them started.
+    Sorted {
+        pairs: Vec<(ErlNifTerm, ErlNifTerm)>,
+        count: usize,
+        seen: Option<KeySet>,
+    },
     /// An ordered object: a list of `{key, value}` (`RustyJson.OrderedObject`, `RustyJson.Encode.keyword/2`).
     Pairs {
         tail: ErlNifTerm,
@@ -98,6 +104,7 @@ impl Frame {
             | Frame::Map { count, .. }
             | Frame::Flat { count, .. }
             | Frame::Struct { count, .. }
+            | Frame::Sorted { count, .. }
             | Frame::Pairs { count, .. } => *count,
         }
     }
@@ -109,6 +116,8 @@ pub(super) struct Walker<'o> {
     pub(super) reads: Reads,
     pub(super) mode: Mode,
     pub(super) strict: bool,
+    /// `sort_keys: true` (maps are opened by `open_sorted`, derived structs use their sorted templates).
+    pub(super) sort: bool,
     pub(super) pretty: Option<&'o Pretty>,
     /// Units left before the next look at the clock.
     pub(super) budget: usize,
@@ -151,6 +160,7 @@ impl<'o> Walker<'o> {
             reads: term::layout(env.as_c_arg()).reads,
             mode: options.mode,
             strict: options.strict,
+            sort: options.sort,
             pretty: options.pretty.as_ref(),
             budget: if started.is_some() {
                 CHECK_EVERY
@@ -400,6 +410,19 @@ impl<'o> Walker<'o> {
                             *count += 1;
                             self.separator(out, i == 0);
                             out.extend(unsafe { &*key });
+                            self.colon(out);
+                            value = val;
+                            break;
+                        }
+                        self.stack.pop();
+                        self.close(out, b'}');
+                    }
+                    Frame::Sorted { pairs, count, .. } => {
+                        if let Some(&(key, val)) = pairs.get(*count) {
+                            let first = *count == 0;
+                            *count += 1;
+                            self.separator(out, first);
+                            self.write_key(key, out)?;
                             self.colon(out);
                             value = val;
                             break;
