@@ -17,7 +17,9 @@ impl Parser<'_> {
             Some(b'0') => pos += 1,
             Some(b'1'..=b'9') => {
                 sig = digit_run(input, &mut pos, &mut w);
-                if sig <= 18 && !matches!(input.get(pos), Some(b'.' | b'e' | b'E')) {
+                if sig <= self.fast_int_digits
+                    && !matches!(input.get(pos), Some(b'.' | b'e' | b'E'))
+                {
                     self.pos = pos;
                     let v = w as i64;
                     return Ok(b.int(if neg { -v } else { v }));
@@ -96,16 +98,15 @@ impl Parser<'_> {
                     .ok_or(ParseError::Token { start, end: pos }),
             }
         } else {
-            if text.len() > MAX_INTEGER_TOKEN {
-                return Err(ParseError::Token { start, end: pos });
-            }
-            let digits = int_end - int_start;
-            if digits == 1 {
-                // `0` or `-0`.
+            if input[int_start] == b'0' {
+                // `0` or `-0` (Jason reads them apart, with no length check).
                 return Ok(b.int(0));
             }
-            // 19 digits may still fit an i64 (w is exact up to 19 digits).
-            if digits == 19 {
+            if text.len() > self.integer_bytes {
+                return Err(ParseError::Token { start, end: pos });
+            }
+            // Up to 19 digits `w` is exact, and may fit an i64 (fewer digits come here under a small limit).
+            if int_end - int_start <= 19 {
                 if !neg && w <= i64::MAX as u64 {
                     return Ok(b.int(w as i64));
                 }

@@ -54,7 +54,12 @@ impl Parser<'_> {
         }
     }
 
-    /// Unescapes the escape at `at` (a backslash) into `scratch`; returns the position after it.
+    /// Unescapes the escape at `at` (a backslash) into `scratch`; returns the position after it. Errors are
+    /// Jason's (`escape`, `escapeu`, `escape_surrogate` in its decoder.ex): a byte that cannot follow a backslash
+    /// at that byte; input ending right after the backslash, or fewer than 4 bytes after `\u`, at the backslash;
+    /// a `\uXXXX` that is not hex or a lone low surrogate, as its 6-byte token; a high surrogate not followed by
+    /// `\u` and 4 bytes, at the byte after it; then the second escape's last two digits not hex, as that 6-byte
+    /// token, and its first two not `DC`-`DF`, as the 12-byte token of the pair.
     fn escape(&mut self, at: usize) -> Result<usize, ParseError> {
         let input = self.input;
         let simple = match input.get(at + 1) {
@@ -79,16 +84,18 @@ impl Parser<'_> {
                 let mut end = at + 6;
                 if (0xD800..0xDC00).contains(&cp) {
                     // A high surrogate must be followed by `\u` and a low surrogate.
-                    if input.get(end) != Some(&b'\\') {
-                        return Err(self.err_at(end));
-                    }
-                    if input.get(end + 1) != Some(&b'u') {
-                        return Err(ParseError::UnexpectedByte(end));
-                    }
-                    let Some(hex) = input.get(end + 2..end + 6) else {
-                        return Err(ParseError::UnexpectedByte(end));
+                    let low = match input.get(end..end + 6) {
+                        Some([b'\\', b'u', hex @ ..]) => hex,
+                        _ => return Err(self.err_at(end)),
                     };
-                    match hex4(hex) {
+                    // Jason reads the last two digits first.
+                    if hex4(&low[2..]).is_none() {
+                        return Err(ParseError::Token {
+                            start: end,
+                            end: end + 6,
+                        });
+                    }
+                    match hex4(low) {
                         Some(low) if (0xDC00..0xE000).contains(&low) => {
                             cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
                             end += 6;
@@ -109,7 +116,8 @@ impl Parser<'_> {
                     .extend_from_slice(ch.encode_utf8(&mut utf8).as_bytes());
                 return Ok(end);
             }
-            _ => return Err(ParseError::UnexpectedByte(at)),
+            Some(_) => return Err(ParseError::UnexpectedByte(at + 1)),
+            None => return Err(ParseError::UnexpectedByte(at)),
         };
         self.scratch.push(simple);
         Ok(at + 2)
@@ -126,6 +134,7 @@ pub(super) fn validate_utf8(input: &[u8], start: usize, end: usize) -> Result<()
     }
 }
 
+/// The value of the hex digits in `hex` (four in a `\u` escape).
 #[inline]
 fn hex4(hex: &[u8]) -> Option<u32> {
     let mut v = 0u32;
