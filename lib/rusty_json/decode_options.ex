@@ -18,7 +18,11 @@ defmodule RustyJson.DecodeOptions do
   # Jason's default; `config :rusty_json, decoding_integer_digit_limit: n` changes it (read when RustyJson is
   # compiled, as Jason reads its own: see `RustyJson.decode/2`).
   @jason_digit_limit 1024
-  @digit_limit Application.compile_env(:rusty_json, :decoding_integer_digit_limit, @jason_digit_limit)
+  @digit_limit Application.compile_env(
+                 :rusty_json,
+                 :decoding_integer_digit_limit,
+                 @jason_digit_limit
+               )
 
   unless is_integer(@digit_limit) and @digit_limit >= 0 do
     raise ArgumentError,
@@ -44,7 +48,8 @@ defmodule RustyJson.DecodeOptions do
   wins); `native` is what the NIF reads.
   """
   @spec parse(Enumerable.t()) ::
-          {non_neg_integer() | tuple(), (String.t() -> term()) | nil, boolean(), :first | :last | :error}
+          {non_neg_integer() | tuple(), (String.t() -> term()) | nil, boolean(),
+           :first | :last | :error}
   def parse(opts)
 
   # One option, the common case (`keys: :intern`, `keys: :atoms`...): no map built (0.2 µs of a 0.4 µs decode).

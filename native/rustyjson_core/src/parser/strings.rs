@@ -55,8 +55,9 @@ impl Parser<'_> {
     }
 
     /// Unescapes the escape at `at` (a backslash) into `scratch`; returns the position after it. Errors are
-    /// Jason's (`escape`, `escapeu`, `escape_surrogate` in its decoder.ex): a byte that cannot follow a backslash
-    /// at that byte; input ending right after the backslash, or fewer than 4 bytes after `\u`, at the backslash;
+    /// Jason's (`escape`, `escapeu`, `escape_surrogate` in its decoder.ex): a byte below `u` that cannot follow a
+    /// backslash at that byte; a byte above `u`, input ending right after the backslash, or fewer than 4 bytes
+    /// after `\u`, at the backslash;
     /// a `\uXXXX` that is not hex or a lone low surrogate, as its 6-byte token; a high surrogate not followed by
     /// `\u` and 4 bytes, at the byte after it; then the second escape's last two digits not hex, as that 6-byte
     /// token, and its first two not `DC`-`DF`, as the 12-byte token of the pair.
@@ -116,8 +117,10 @@ impl Parser<'_> {
                     .extend_from_slice(ch.encode_utf8(&mut utf8).as_bytes());
                 return Ok(end);
             }
-            Some(_) => return Err(ParseError::UnexpectedByte(at + 1)),
-            None => return Err(ParseError::UnexpectedByte(at)),
+            // Jason's jump table for the byte after a backslash ends at `u`: a byte past it, like the end of
+            // the input, falls to its catch-all clause, which reports the backslash.
+            Some(&c) if c < b'u' => return Err(ParseError::UnexpectedByte(at + 1)),
+            _ => return Err(ParseError::UnexpectedByte(at)),
         };
         self.scratch.push(simple);
         Ok(at + 2)
