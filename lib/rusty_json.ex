@@ -83,6 +83,22 @@ defmodule RustyJson do
     * `:strings` - `:reference` (default; strings without escapes share the input binary) or `:copy`.
     * `:floats` - `:native` (default) or `:decimals` (needs the Decimal library).
     * `:objects` - `:maps` (default) or `:ordered_objects` (`%RustyJson.OrderedObject{}`).
+
+  Limits for untrusted input (RustyJson's own, besides Jason's digit limit):
+    * `:duplicate_keys` - `:first` (default, Jason's: the first of repeated keys wins), `:last`, or `:error`: a
+      repeated key is a `RustyJson.DecodeError` at its opening quote whose token is the key as written (keys are
+      compared as decoded, or as `keys: fun`'s results; the first object to close with a repeat is reported).
+      Ordered objects keep every pair whatever the mode, but fail with `:error`.
+    * `:max_depth` - a non-negative integer or `:infinity` (default). Arrays and objects nested deeper are a
+      `RustyJson.DecodeError` at the bracket that goes past the limit (`[]` has depth 1, a top-level scalar 0).
+    * `:decoding_integer_digit_limit` - an integer token (minus sign included) longer than this many bytes is a
+      `RustyJson.DecodeError` whose token is the integer (floats and `0` are not limited). The default is 1024,
+      Jason's, or `config :rusty_json, decoding_integer_digit_limit: n`, read at compile time as Jason reads its
+      own setting (so a call without options stays a constant: set it in `config.exs` and recompile RustyJson).
+
+  For request bodies: `max_depth` when the result is walked by recursive code, `duplicate_keys: :error` against
+  parser-differential attacks (another component reading the last of repeated keys), and a digit limit well
+  under 1024 when integers feed arithmetic (huge integers convert and multiply in quadratic time).
   """
   @spec decode(iodata(), keyword()) :: {:ok, term()} | {:error, DecodeError.t()}
   def decode(input, opts \\ [])
