@@ -86,6 +86,10 @@ defmodule RustyJson do
   # Measured in bench/notes/20-decode.md and 40-latency.md.
   @detached_threshold 65_536
 
+  # What the NIF reads for a call without options: the constant 0 unless the application config changes the
+  # integer digit limit (read when RustyJson compiles).
+  @default_decode RustyJson.DecodeOptions.default()
+
   @doc """
   Decodes JSON `input` (a binary or iodata). Returns `{:ok, term}` or `{:error, %RustyJson.DecodeError{}}`.
 
@@ -97,12 +101,28 @@ defmodule RustyJson do
     * `:strings` - `:reference` (default; strings without escapes share the input binary) or `:copy`.
     * `:floats` - `:native` (default) or `:decimals` (needs the Decimal library).
     * `:objects` - `:maps` (default) or `:ordered_objects` (`%RustyJson.OrderedObject{}`).
+
+  Limits for untrusted input (RustyJson's own, besides Jason's digit limit):
+    * `:duplicate_keys` - `:first` (default, Jason's: the first of repeated keys wins), `:last`, or `:error`: a
+      repeated key is a `RustyJson.DecodeError` at its opening quote whose token is the key as written (keys are
+      compared as decoded, or as `keys: fun`'s results; the first object to close with a repeat is reported).
+      Ordered objects keep every pair whatever the mode, but fail with `:error`.
+    * `:max_depth` - a non-negative integer or `:infinity` (default). Arrays and objects nested deeper are a
+      `RustyJson.DecodeError` at the bracket that goes past the limit (`[]` has depth 1, a top-level scalar 0).
+    * `:decoding_integer_digit_limit` - an integer token (minus sign included) longer than this many bytes is a
+      `RustyJson.DecodeError` whose token is the integer (floats and `0` are not limited). The default is 1024,
+      Jason's, or `config :rusty_json, decoding_integer_digit_limit: n`, read at compile time as Jason reads its
+      own setting (so a call without options stays a constant: set it in `config.exs` and recompile RustyJson).
+
+  For request bodies: `max_depth` when the result is walked by recursive code, `duplicate_keys: :error` against
+  parser-differential attacks (another component reading the last of repeated keys), and a digit limit well
+  under 1024 when integers feed arithmetic (huge integers convert and multiply in quadratic time).
   """
   @spec decode(iodata(), keyword()) :: {:ok, term()} | {:error, DecodeError.t()}
   def decode(input, opts \\ [])
 
   def decode(input, []) when is_binary(input) do
-    case run(input, 0) do
+    case run(input, @default_decode) do
       {:error, reason} -> {:error, decode_exception(reason, input)}
       term -> {:ok, term}
     end
@@ -125,7 +145,7 @@ defmodule RustyJson do
   def decode!(input, opts \\ [])
 
   def decode!(input, []) when is_binary(input) do
-    case run(input, 0) do
+    case run(input, @default_decode) do
       {:error, reason} -> raise decode_exception(reason, input)
       term -> term
     end
@@ -161,37 +181,69 @@ defmodule RustyJson do
     end
   end
 
-  defp run_with(input, []), do: run(input, 0)
+  defp run_with(input, []), do: run(input, @default_decode)
 
   defp run_with(input, opts) do
     case RustyJson.DecodeOptions.parse(opts) do
-      {flags, nil, _ordered} ->
-        run(input, flags)
+      {native, nil, _ordered, _duplicates} ->
+        run(input, native)
 
-      {flags, key_fun, ordered} ->
-        case run(input, flags) do
-          {:error, _} = error -> error
-          term -> apply_keys(term, key_fun, ordered)
+      {native, key_fun, ordered, duplicates} ->
+        case run(input, native) do
+          {:error, _} = error ->
+            error
+
+          term ->
+            try do
+              apply_keys(term, {key_fun, ordered, duplicates})
+            catch
+              {:duplicate_key, position} -> {:error, {position, key_token(input, position)}}
+            end
         end
     end
   end
 
   # `keys: fun`: the NIF returned ordered objects; apply the function to every key in document order, then
-  # build maps where the first of equal keys wins (as Jason does), unless ordered objects were asked for.
-  defp apply_keys(%RustyJson.OrderedObject{values: pairs}, fun, ordered) do
-    pairs = Enum.map(pairs, fn {k, v} -> {fun.(k), apply_keys(v, fun, ordered)} end)
+  # build maps where the first of equal keys wins (as Jason does; the last with `duplicate_keys: :last`), unless
+  # ordered objects were asked for. With `duplicate_keys: :error` the pairs carry their key's position, and the
+  # first key whose result repeats an earlier one's (inner objects first, as in the NIF) is the error.
+  defp apply_keys(%RustyJson.OrderedObject{values: pairs}, {_fun, ordered, duplicates} = how) do
+    pairs =
+      case duplicates do
+        :error -> pairs |> Enum.map(&apply_key(&1, how)) |> unique_keys(%{})
+        _ -> Enum.map(pairs, &apply_key(&1, how))
+      end
 
-    if ordered do
-      %RustyJson.OrderedObject{values: pairs}
-    else
-      pairs |> :lists.reverse() |> :maps.from_list()
+    cond do
+      ordered -> %RustyJson.OrderedObject{values: pairs}
+      duplicates == :last -> :maps.from_list(pairs)
+      true -> pairs |> :lists.reverse() |> :maps.from_list()
     end
   end
 
-  defp apply_keys(list, fun, ordered) when is_list(list),
-    do: Enum.map(list, &apply_keys(&1, fun, ordered))
+  defp apply_keys(list, how) when is_list(list), do: Enum.map(list, &apply_keys(&1, how))
+  defp apply_keys(other, _how), do: other
 
-  defp apply_keys(other, _fun, _ordered), do: other
+  defp apply_key({k, v}, {fun, _, _} = how), do: {fun.(k), apply_keys(v, how)}
+  defp apply_key({k, v, at}, {fun, _, _} = how), do: {fun.(k), apply_keys(v, how), at}
+
+  defp unique_keys([], _seen), do: []
+
+  defp unique_keys([{k, v, at} | rest], seen) do
+    if Map.has_key?(seen, k), do: throw({:duplicate_key, at})
+    [{k, v} | unique_keys(rest, Map.put(seen, k, true))]
+  end
+
+  # The key at `position` (its opening quote) as written in the input, quotes included.
+  defp key_token(input, position), do: key_token(input, position, position + 1)
+
+  defp key_token(input, start, i) do
+    case :binary.at(input, i) do
+      ?" -> binary_part(input, start, i + 1 - start)
+      ?\\ -> key_token(input, start, i + 2)
+      _ -> key_token(input, start, i + 1)
+    end
+  end
 
   # `keys: :atoms!` (or `:atoms`) could not make this key an atom: raise what Jason raises (String.to_atom/1
   # and String.to_existing_atom/1 are what it calls), even from decode/2.

@@ -1,8 +1,10 @@
 defmodule RustyJson.DecodeOptions do
   @moduledoc false
-  # Turns `RustyJson.decode/2` options into the small integer the NIF reads (bits 0-2 the key mode, bit 3
-  # strings: :copy, bit 4 objects: :ordered_objects, bit 5 floats: :decimals), the `keys:` function if any, and
-  # whether the caller wants ordered objects. A default call never gets here: it passes the constant 0.
+  # Turns `RustyJson.decode/2` options into what the NIF reads: a small integer of flags (bits 0-2 the key mode,
+  # bit 3 strings: :copy, bit 4 objects: :ordered_objects, bit 5 floats: :decimals, bit 6 duplicate_keys: :last,
+  # bit 7 duplicate_keys: :error, bit 8 key positions in ordered pairs), or, when a limit differs from the
+  # default, `{flags, integer_digit_limit, max_depth}`. A default call never gets here: it passes `default/0`, a
+  # compile-time constant (0 unless the application config sets the digit limit).
 
   import Bitwise
 
@@ -10,38 +12,89 @@ defmodule RustyJson.DecodeOptions do
   @strings_copy 1 <<< 3
   @ordered 1 <<< 4
   @decimals 1 <<< 5
+  @duplicates %{first: 0, last: 1 <<< 6, error: 1 <<< 7}
+  @key_positions 1 <<< 8
 
-  @doc "`{flags, key_fun_or_nil, ordered_objects?}` for the options (the last value of an option wins)."
-  @spec parse(Enumerable.t()) :: {non_neg_integer(), (String.t() -> term()) | nil, boolean()}
+  # Jason's default; `config :rusty_json, decoding_integer_digit_limit: n` changes it (read when RustyJson is
+  # compiled, as Jason reads its own: see `RustyJson.decode/2`).
+  @jason_digit_limit 1024
+  @digit_limit Application.compile_env(
+                 :rusty_json,
+                 :decoding_integer_digit_limit,
+                 @jason_digit_limit
+               )
+
+  unless is_integer(@digit_limit) and @digit_limit >= 0 do
+    raise ArgumentError,
+          "invalid value for the :decoding_integer_digit_limit config of :rusty_json: " <>
+            "#{inspect(@digit_limit)} (allowed: a non-negative integer)"
+  end
+
+  # The NIF reads limits as 64-bit integers; anything larger is no limit in practice.
+  @native_max 1 <<< 62
+
+  # What the NIF reads for the given flags and the default limits (used while compiling this module).
+  native =
+    if @digit_limit == @jason_digit_limit,
+      do: fn flags -> flags end,
+      else: fn flags -> {flags, min(@digit_limit, @native_max), :infinity} end
+
+  @doc "What the NIF reads for a call without options."
+  @spec default() :: non_neg_integer() | tuple()
+  def default, do: unquote(Macro.escape(native.(0)))
+
+  @doc """
+  `{native, key_fun_or_nil, ordered_objects?, duplicate_keys}` for the options (the last value of an option
+  wins); `native` is what the NIF reads.
+  """
+  @spec parse(Enumerable.t()) ::
+          {non_neg_integer() | tuple(), (String.t() -> term()) | nil, boolean(),
+           :first | :last | :error}
   def parse(opts)
 
   # One option, the common case (`keys: :intern`, `keys: :atoms`...): no map built (0.2 µs of a 0.4 µs decode).
   for {mode, bits} <- @keys do
-    def parse(keys: unquote(mode)), do: {unquote(bits), nil, false}
+    def parse(keys: unquote(mode)), do: {unquote(Macro.escape(native.(bits))), nil, false, :first}
   end
 
-  def parse(strings: :reference), do: {0, nil, false}
-  def parse(strings: :copy), do: {@strings_copy, nil, false}
-  def parse(objects: :maps), do: {0, nil, false}
-  def parse(objects: :ordered_objects), do: {@ordered, nil, true}
-  def parse(floats: :native), do: {0, nil, false}
+  def parse(strings: :reference), do: {unquote(Macro.escape(native.(0))), nil, false, :first}
+
+  def parse(strings: :copy),
+    do: {unquote(Macro.escape(native.(@strings_copy))), nil, false, :first}
+
+  def parse(objects: :maps), do: {unquote(Macro.escape(native.(0))), nil, false, :first}
+
+  def parse(objects: :ordered_objects),
+    do: {unquote(Macro.escape(native.(@ordered))), nil, true, :first}
+
+  def parse(floats: :native), do: {unquote(Macro.escape(native.(0))), nil, false, :first}
 
   def parse(opts) do
     opts = Map.new(opts)
     ordered = objects(Map.get(opts, :objects, :maps))
+    duplicates = Map.get(opts, :duplicate_keys, :first)
+    duplicate_bits = duplicates(duplicates)
 
     flags =
       strings(Map.get(opts, :strings, :reference)) ||| floats(Map.get(opts, :floats, :native))
 
+    limits = {
+      digit_limit(Map.get(opts, :decoding_integer_digit_limit, @digit_limit)),
+      max_depth(Map.get(opts, :max_depth, :infinity))
+    }
+
     case Map.get(opts, :keys, :strings) do
       fun when is_function(fun, 1) ->
-        # The function is applied in Elixir over ordered objects, so it sees every key in document order.
-        {flags ||| @ordered, fun, ordered}
+        # The function is applied in Elixir over ordered objects, so it sees every key in document order; its
+        # results are compared there for `duplicate_keys: :error`, with the positions the NIF adds to the pairs.
+        positions = if duplicates == :error, do: @key_positions, else: 0
+        {with_limits(flags ||| @ordered ||| positions, limits), fun, ordered, duplicates}
 
       mode ->
         case @keys do
           %{^mode => bits} ->
-            {flags ||| bits ||| if(ordered, do: @ordered, else: 0), nil, ordered}
+            flags = flags ||| bits ||| duplicate_bits ||| if(ordered, do: @ordered, else: 0)
+            {with_limits(flags, limits), nil, ordered, duplicates}
 
           _ ->
             invalid(
@@ -52,6 +105,9 @@ defmodule RustyJson.DecodeOptions do
         end
     end
   end
+
+  defp with_limits(flags, {@jason_digit_limit, :infinity}), do: flags
+  defp with_limits(flags, {digits, depth}), do: {flags, digits, depth}
 
   defp strings(:reference), do: 0
   defp strings(:copy), do: @strings_copy
@@ -72,6 +128,22 @@ defmodule RustyJson.DecodeOptions do
   end
 
   defp floats(other), do: invalid(:floats, other, ":native or :decimals")
+
+  defp duplicates(mode) do
+    case @duplicates do
+      %{^mode => bits} -> bits
+      _ -> invalid(:duplicate_keys, mode, ":first, :last or :error")
+    end
+  end
+
+  defp digit_limit(n) when is_integer(n) and n >= 0, do: min(n, @native_max)
+
+  defp digit_limit(other),
+    do: invalid(:decoding_integer_digit_limit, other, "a non-negative integer")
+
+  defp max_depth(:infinity), do: :infinity
+  defp max_depth(n) when is_integer(n) and n >= 0, do: min(n, @native_max)
+  defp max_depth(other), do: invalid(:max_depth, other, "a non-negative integer or :infinity")
 
   defp invalid(option, value, allowed) do
     raise ArgumentError,

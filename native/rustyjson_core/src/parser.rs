@@ -6,8 +6,32 @@
 
 use crate::utf8;
 
-/// Jason's limit: an integer token longer than this many bytes is an error.
+/// Jason's default limit: an integer token (minus sign included) longer than this many bytes is an error.
 pub const MAX_INTEGER_TOKEN: usize = 1024;
+
+/// Limits for untrusted input, asked of the builder once per [`parse_some`] call ([`Builder::limits`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// The deepest nesting of arrays and objects allowed (`[]` is depth 1, a scalar 0); `usize::MAX` for none.
+    /// The bracket that goes deeper is an [`ParseError::UnexpectedByte`].
+    pub max_depth: usize,
+    /// The longest integer token (in bytes, minus sign included; `0` and `-0` are never too long, as in Jason):
+    /// a longer one is a [`ParseError::Token`].
+    pub integer_bytes: usize,
+    /// Whether an object with a repeated key is an error ([`ParseError::DuplicateKey`]); the builder says which
+    /// keys are equal ([`Builder::first_duplicate`]).
+    pub duplicate_keys_error: bool,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_depth: usize::MAX,
+            integer_bytes: MAX_INTEGER_TOKEN,
+            duplicate_keys_error: false,
+        }
+    }
+}
 
 /// Containers of at least this many entries (an object's pairs, an array's items) are offered to
 /// [`Builder::defer_build`] before they are built.
@@ -47,7 +71,7 @@ pub trait Builder {
     fn boolean(&mut self, value: bool) -> Self::V;
     /// An integer that fits in 64 bits.
     fn int(&mut self, value: i64) -> Self::V;
-    /// A longer integer token (`-?digits`, at most [`MAX_INTEGER_TOKEN`] bytes).
+    /// A longer integer token (`-?digits`, at most [`Limits::integer_bytes`] bytes).
     fn big_int(&mut self, text: &[u8]) -> Self::V;
     /// A float token, its text and its (finite) value.
     fn float(&mut self, text: &[u8], value: f64) -> Self::V;
@@ -83,83 +107,27 @@ pub trait Builder {
     fn defer_build(&mut self, _len: usize, _object: bool) -> bool {
         false
     }
-}
-
-/// A predicted object key, matched against the input in one 16-byte load: the key's bytes, zero-padded, and the
-/// mask of its length; the quotes around it are checked on their own. Keys of up to [`ExpectedKey::MAX_LEN`]
-/// bytes, which hold no quote, backslash or control byte (they were read from an escape-free key of the same
-/// input), so a match is exactly that key.
-#[derive(Clone, Copy, Debug)]
-pub struct ExpectedKey {
-    key: u128,
-    mask: u128,
-    len: usize,
-}
-
-impl ExpectedKey {
-    /// The longest key that fits in one 16-byte load.
-    pub const MAX_LEN: usize = 16;
-
-    /// The key of `len` (at most [`ExpectedKey::MAX_LEN`]) bytes held in `lo`, `hi` as little-endian words,
-    /// zero-padded. (The key is compared from its first byte, so nothing is shifted: shifts of a u128 cost a
-    /// dozen instructions, and this runs for every key of `keys: :intern`.)
+    /// The limits for this parse (read once per [`parse_some`] call).
     #[inline(always)]
-    pub fn new(lo: u64, hi: u64, len: usize) -> Self {
-        debug_assert!(len <= Self::MAX_LEN);
-        ExpectedKey {
-            key: (lo as u128) | ((hi as u128) << 64) | CLOSING_QUOTE[len],
-            mask: KEY_MASK[len],
-            len,
-        }
+    fn limits(&self) -> Limits {
+        Limits::default()
     }
-
-    /// The key's length (without its quotes).
-    pub fn len(&self) -> usize {
-        self.len
+    /// With [`Limits::duplicate_keys_error`]: the index in `keys` (one object's, in document order) of the first
+    /// key equal to an earlier one.
+    fn first_duplicate(&mut self, _keys: &[Self::K]) -> Option<usize> {
+        None
     }
-
-    /// Whether the key is `""`.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    /// Whether `input[pos..]` starts with the quoted key. (The closing quote is part of the compared word
-    /// unless the key fills all 16 bytes.)
-    #[inline(always)]
-    fn at(&self, input: &[u8], pos: usize) -> bool {
-        input.get(pos) == Some(&b'"')
-            && match input.get(pos + 1..pos + 17) {
-                Some(w) => {
-                    (u128::from_le_bytes(w.try_into().unwrap()) ^ self.key) & self.mask == 0
-                        && (self.len < Self::MAX_LEN || input.get(pos + 17) == Some(&b'"'))
-                }
-                None => false,
-            }
+    /// With [`Limits::duplicate_keys_error`], the object is built by this instead of [`Builder::object`]:
+    /// `starts[i]` is where key `i`'s opening quote is.
+    fn object_with_starts(
+        &mut self,
+        keys: &[Self::K],
+        _starts: &[usize],
+        values: &[Self::V],
+    ) -> Self::V {
+        self.object(keys, values)
     }
 }
-
-/// The closing quote after a key of each length, in the key's 16-byte word (none for 16 bytes: it is checked
-/// apart).
-static CLOSING_QUOTE: [u128; ExpectedKey::MAX_LEN + 1] = {
-    let mut t = [0u128; ExpectedKey::MAX_LEN + 1];
-    let mut len = 0;
-    while len < ExpectedKey::MAX_LEN {
-        t[len] = (b'"' as u128) << (8 * len);
-        len += 1;
-    }
-    t
-};
-
-/// The bytes of a key of each length and its closing quote, in a little-endian 16-byte word.
-static KEY_MASK: [u128; ExpectedKey::MAX_LEN + 1] = {
-    let mut t = [u128::MAX; ExpectedKey::MAX_LEN + 1];
-    let mut len = 0;
-    while len < ExpectedKey::MAX_LEN {
-        t[len] = u128::MAX >> (8 * (ExpectedKey::MAX_LEN - len - 1));
-        len += 1;
-    }
-    t
-};
 
 /// Why a parse failed, with Jason's positions.
 #[derive(Debug, PartialEq, Eq, Clone)]
@@ -172,6 +140,9 @@ pub enum ParseError {
     Token { start: usize, end: usize },
     /// The builder refused the object key at bytes `start..end` of the input (the quotes excluded).
     Key { start: usize, end: usize },
+    /// A repeated object key (with [`Limits::duplicate_keys_error`]): bytes `start..end` of the input are the
+    /// key as written, quotes included.
+    DuplicateKey { start: usize, end: usize },
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -198,6 +169,8 @@ pub struct Stacks<V, K> {
     frames: Vec<Frame>,
     values: Vec<V>,
     keys: Vec<K>,
+    /// Where each key of `keys` starts (its opening quote), kept only with [`Limits::duplicate_keys_error`].
+    key_starts: Vec<usize>,
     scratch: Vec<u8>,
     /// Paused right after a value, which is the last of `values`.
     held: bool,
@@ -209,6 +182,7 @@ impl<V, K> Default for Stacks<V, K> {
             frames: Vec::new(),
             values: Vec::new(),
             keys: Vec::new(),
+            key_starts: Vec::new(),
             scratch: Vec::new(),
             held: false,
         }
@@ -233,6 +207,9 @@ impl<V, K> Stacks<V, K> {
         if self.keys.capacity() > KEEP {
             self.keys = Vec::new();
         }
+        if self.key_starts.capacity() > KEEP {
+            self.key_starts = Vec::new();
+        }
         if self.scratch.capacity() > 16 * KEEP {
             self.scratch = Vec::new();
         }
@@ -240,6 +217,7 @@ impl<V, K> Stacks<V, K> {
         self.frames.clear();
         self.values.clear();
         self.keys.clear();
+        self.key_starts.clear();
         self.scratch.clear();
     }
 }
@@ -281,19 +259,41 @@ pub fn parse_some<B: Builder>(
     if *pos == 0 {
         stacks.reset();
     }
+    let limits = builder.limits();
     let mut p = Parser {
         input,
         pos: *pos,
         scratch: std::mem::take(&mut stacks.scratch),
+        max_depth: limits.max_depth,
+        integer_bytes: limits.integer_bytes,
+        // Integers of up to this many digits take the fast path, which has no length check: fewer when the limit
+        // is below 19 bytes, so that every integer the limit may refuse goes through the check.
+        fast_int_digits: limits.integer_bytes.saturating_sub(1).min(18) as u32,
     };
-    let result = p.run(
-        builder,
-        &mut stacks.frames,
-        &mut stacks.values,
-        &mut stacks.keys,
-        &mut stacks.held,
-        limit,
-    );
+    let s = &mut *stacks;
+    // Keys' positions are recorded only when duplicate keys are errors: another instance of the parse loop, so
+    // the usual one does no work for them.
+    let result = if limits.duplicate_keys_error {
+        p.run::<B, true>(
+            builder,
+            &mut s.frames,
+            &mut s.values,
+            &mut s.keys,
+            &mut s.key_starts,
+            &mut s.held,
+            limit,
+        )
+    } else {
+        p.run::<B, false>(
+            builder,
+            &mut s.frames,
+            &mut s.values,
+            &mut s.keys,
+            &mut s.key_starts,
+            &mut s.held,
+            limit,
+        )
+    };
     stacks.scratch = p.scratch;
     *pos = p.pos;
     match result {
@@ -310,6 +310,10 @@ struct Parser<'a> {
     input: &'a [u8],
     pos: usize,
     scratch: Vec<u8>,
+    /// [`Limits`]: the deepest nesting, the longest integer token, and the most digits of the integer fast path.
+    max_depth: usize,
+    integer_bytes: usize,
+    fast_int_digits: u32,
 }
 
 #[inline(always)]
@@ -362,12 +366,15 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn run<B: Builder>(
+    /// The parse loop; `TRACK_KEYS`: record where keys start and refuse repeated keys.
+    #[allow(clippy::too_many_arguments)]
+    fn run<B: Builder, const TRACK_KEYS: bool>(
         &mut self,
         b: &mut B,
         frames: &mut Vec<Frame>,
         values: &mut Vec<B::V>,
         keys: &mut Vec<B::K>,
+        key_starts: &mut Vec<usize>,
         held: &mut bool,
         limit: usize,
     ) -> Result<Option<B::V>, ParseError> {
@@ -389,6 +396,9 @@ impl<'a> Parser<'a> {
                         b.string(s)
                     }
                     b'{' => {
+                        if frames.len() >= self.max_depth {
+                            return Err(ParseError::UnexpectedByte(self.pos));
+                        }
                         self.pos += 1;
                         let c = self.next_byte()?;
                         if c == b'}' {
@@ -400,6 +410,9 @@ impl<'a> Parser<'a> {
                                 values_start: values.len(),
                                 keys_start: keys.len(),
                             });
+                            if TRACK_KEYS {
+                                key_starts.push(self.pos);
+                            }
                             let k = self.object_key(b, c)?;
                             keys.push(k);
                             if self.pos > limit {
@@ -409,6 +422,9 @@ impl<'a> Parser<'a> {
                         }
                     }
                     b'[' => {
+                        if frames.len() >= self.max_depth {
+                            return Err(ParseError::UnexpectedByte(self.pos));
+                        }
                         self.pos += 1;
                         let c = self.next_byte()?;
                         if c == b']' {
@@ -486,6 +502,9 @@ impl<'a> Parser<'a> {
                         self.pos += 1;
                         values.push(v);
                         let c = self.next_byte()?;
+                        if TRACK_KEYS {
+                            key_starts.push(self.pos);
+                        }
                         let k = self.object_key(b, c)?;
                         keys.push(k);
                         if self.pos > limit {
@@ -521,9 +540,20 @@ impl<'a> Parser<'a> {
                             *held = true;
                             return Ok(None);
                         }
+                        if TRACK_KEYS {
+                            if let Some(i) = b.first_duplicate(&keys[kstart..]) {
+                                return Err(self.duplicate_key(key_starts[kstart + i]));
+                            }
+                        }
                         self.pos += 1;
                         frames.pop();
-                        if start == values.len() {
+                        if TRACK_KEYS {
+                            values.push(v);
+                            let starts = &key_starts[kstart..];
+                            v = b.object_with_starts(&keys[kstart..], starts, &values[start..]);
+                            values.truncate(start);
+                            key_starts.truncate(kstart);
+                        } else if start == values.len() {
                             v = b.object(&keys[kstart..], std::slice::from_ref(&v));
                         } else {
                             values.push(v);
@@ -556,54 +586,6 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// Parses `"key" :` where `c` is the (non-whitespace) byte at `pos`. The builder's expected key, when the
-    /// input holds it, costs one compare here; any other key is scanned out of line.
-    #[inline(always)]
-    fn object_key<B: Builder>(&mut self, b: &mut B, c: u8) -> Result<B::K, ParseError> {
-        if c == b'"' {
-            if let Some(expected) = b.expected_key() {
-                if expected.at(self.input, self.pos) {
-                    let start = self.pos + 1;
-                    let end = start + expected.len;
-                    let k = b.expected_key_found(start, end);
-                    self.pos = end + 1;
-                    if self.input.get(self.pos) == Some(&b':') {
-                        self.pos += 1;
-                        return Ok(k);
-                    }
-                    return self.colon(k);
-                }
-            }
-        }
-        self.scanned_key(b, c)
-    }
-
-    #[inline]
-    fn scanned_key<B: Builder>(&mut self, b: &mut B, c: u8) -> Result<B::K, ParseError> {
-        if c != b'"' {
-            return Err(ParseError::UnexpectedByte(self.pos));
-        }
-        let key_start = self.pos + 1;
-        let span = self.string()?;
-        let key_end = self.pos - 1;
-        let s = self.str_of(span);
-        let k = b.key(s).map_err(|()| ParseError::Key {
-            start: key_start,
-            end: key_end,
-        })?;
-        self.colon(k)
-    }
-
-    /// The `:` after key `k`, past any whitespace.
-    #[inline]
-    fn colon<K>(&mut self, k: K) -> Result<K, ParseError> {
-        if self.next_byte()? != b':' {
-            return Err(ParseError::UnexpectedByte(self.pos));
-        }
-        self.pos += 1;
-        Ok(k)
-    }
-
     /// Jason reports a bad or truncated literal at its first byte.
     #[inline]
     fn literal(&mut self, word: &[u8]) -> Result<(), ParseError> {
@@ -614,302 +596,13 @@ impl<'a> Parser<'a> {
             Err(ParseError::UnexpectedByte(self.pos))
         }
     }
-
-    #[inline(always)]
-    fn number<B: Builder>(&mut self, b: &mut B) -> Result<B::V, ParseError> {
-        let input = self.input;
-        let start = self.pos;
-        let neg = input[start] == b'-';
-        let mut pos = start + neg as usize;
-        let int_start = pos;
-        // Significant digits accumulate in `w` (at most 19 of them; `many` once there are more).
-        let mut w: u64 = 0;
-        let mut sig = 0u32;
-        match input.get(pos) {
-            Some(b'0') => pos += 1,
-            Some(b'1'..=b'9') => {
-                sig = digit_run(input, &mut pos, &mut w);
-                if sig <= 18 && !matches!(input.get(pos), Some(b'.' | b'e' | b'E')) {
-                    self.pos = pos;
-                    let v = w as i64;
-                    return Ok(b.int(if neg { -v } else { v }));
-                }
-            }
-            _ => return Err(self.err_at(pos)),
-        }
-        let int_end = pos;
-        let mut q: i64 = 0;
-        let has_frac = input.get(pos) == Some(&b'.');
-        if has_frac {
-            pos += 1;
-            let frac_start = pos;
-            if w == 0 {
-                // Zeros before the first significant digit (`0.00012`) count in the exponent only.
-                while input.get(pos) == Some(&b'0') {
-                    pos += 1;
-                }
-            }
-            sig += digit_run(input, &mut pos, &mut w);
-            if pos == frac_start {
-                return Err(self.err_at(pos));
-            }
-            q = -((pos - frac_start) as i64);
-        }
-        let mut has_exp = false;
-        if matches!(input.get(pos), Some(b'e' | b'E')) {
-            has_exp = true;
-            pos += 1;
-            let eneg = match input.get(pos) {
-                Some(b'-') => {
-                    pos += 1;
-                    true
-                }
-                Some(b'+') => {
-                    pos += 1;
-                    false
-                }
-                _ => false,
-            };
-            let exp_start = pos;
-            let mut e: i64 = 0;
-            while let Some(&d @ b'0'..=b'9') = input.get(pos) {
-                if e < 1_000_000 {
-                    e = e * 10 + (d - b'0') as i64;
-                }
-                pos += 1;
-            }
-            if pos == exp_start {
-                return Err(self.err_at(pos));
-            }
-            q += if eneg { -e } else { e };
-        }
-        self.pos = pos;
-        let text = &input[start..pos];
-        if has_frac || has_exp {
-            let value = if sig <= 19 {
-                crate::float::from_parts(neg, w, q)
-            } else {
-                None
-            };
-            let value = match value {
-                Some(v) => Some(v),
-                None => crate::float::parse_float(text),
-            };
-            match value {
-                // Jason reads `-0e...` (zero, exponent, no fraction) as 0.0, not -0.0.
-                Some(_)
-                    if neg && !has_frac && int_end - int_start == 1 && input[int_start] == b'0' =>
-                {
-                    Ok(b.float(text, 0.0))
-                }
-                Some(v) => Ok(b.float(text, v)),
-                None => b
-                    .float_out_of_range(text)
-                    .ok_or(ParseError::Token { start, end: pos }),
-            }
-        } else {
-            if text.len() > MAX_INTEGER_TOKEN {
-                return Err(ParseError::Token { start, end: pos });
-            }
-            let digits = int_end - int_start;
-            if digits == 1 {
-                // `0` or `-0`.
-                return Ok(b.int(0));
-            }
-            // 19 digits may still fit an i64 (w is exact up to 19 digits).
-            if digits == 19 {
-                if !neg && w <= i64::MAX as u64 {
-                    return Ok(b.int(w as i64));
-                }
-                if neg && w <= i64::MAX as u64 + 1 {
-                    return Ok(b.int((w as i64).wrapping_neg()));
-                }
-            }
-            Ok(b.big_int(text))
-        }
-    }
-
-    /// Parses a string starting at the opening quote; leaves `pos` after the closing quote. Always inlined: as a
-    /// call it saved and restored eight registers per string, 4% of the parser's instructions on twitter.
-    #[inline(always)]
-    fn string(&mut self) -> Result<Span, ParseError> {
-        let input = self.input;
-        let start = self.pos + 1;
-        let (pos, high) = utf8::skip_to_special(input, start);
-        if high {
-            validate_utf8(input, start, pos)?;
-        }
-        match input.get(pos) {
-            Some(b'"') => {
-                self.pos = pos + 1;
-                Ok(Span::Input(start, pos))
-            }
-            Some(b'\\') => {
-                self.pos = pos;
-                self.string_escaped(start)
-            }
-            Some(_) => Err(ParseError::UnexpectedByte(pos)),
-            None => Err(ParseError::UnexpectedEnd(input.len())),
-        }
-    }
-
-    /// The slow path: a string with escapes, unescaped into `scratch`. `pos` is at the first backslash.
-    #[cold]
-    fn string_escaped(&mut self, start: usize) -> Result<Span, ParseError> {
-        let input = self.input;
-        self.scratch.clear();
-        self.scratch.extend_from_slice(&input[start..self.pos]);
-        let mut pos = self.pos;
-        loop {
-            let run = pos;
-            let (end, high) = utf8::skip_to_special(input, pos);
-            if high {
-                validate_utf8(input, run, end)?;
-            }
-            pos = end;
-            self.scratch.extend_from_slice(&input[run..pos]);
-            match input.get(pos) {
-                Some(b'"') => {
-                    self.pos = pos + 1;
-                    return Ok(Span::Scratch(0, self.scratch.len()));
-                }
-                Some(b'\\') => pos = self.escape(pos)?,
-                Some(_) => return Err(ParseError::UnexpectedByte(pos)),
-                None => return Err(ParseError::UnexpectedEnd(input.len())),
-            }
-        }
-    }
-
-    /// Unescapes the escape at `at` (a backslash) into `scratch`; returns the position after it.
-    fn escape(&mut self, at: usize) -> Result<usize, ParseError> {
-        let input = self.input;
-        let simple = match input.get(at + 1) {
-            Some(b'"') => b'"',
-            Some(b'\\') => b'\\',
-            Some(b'/') => b'/',
-            Some(b'b') => 0x08,
-            Some(b'f') => 0x0C,
-            Some(b'n') => b'\n',
-            Some(b'r') => b'\r',
-            Some(b't') => b'\t',
-            Some(b'u') => {
-                let Some(hex) = input.get(at + 2..at + 6) else {
-                    return Err(ParseError::UnexpectedByte(at));
-                };
-                let Some(mut cp) = hex4(hex) else {
-                    return Err(ParseError::Token {
-                        start: at,
-                        end: at + 6,
-                    });
-                };
-                let mut end = at + 6;
-                if (0xD800..0xDC00).contains(&cp) {
-                    // A high surrogate must be followed by `\u` and a low surrogate.
-                    if input.get(end) != Some(&b'\\') {
-                        return Err(self.err_at(end));
-                    }
-                    if input.get(end + 1) != Some(&b'u') {
-                        return Err(ParseError::UnexpectedByte(end));
-                    }
-                    let Some(hex) = input.get(end + 2..end + 6) else {
-                        return Err(ParseError::UnexpectedByte(end));
-                    };
-                    match hex4(hex) {
-                        Some(low) if (0xDC00..0xE000).contains(&low) => {
-                            cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
-                            end += 6;
-                        }
-                        _ => {
-                            return Err(ParseError::Token {
-                                start: at,
-                                end: end + 6,
-                            })
-                        }
-                    }
-                } else if (0xDC00..0xE000).contains(&cp) {
-                    return Err(ParseError::Token { start: at, end });
-                }
-                let ch = char::from_u32(cp).expect("surrogates handled above");
-                let mut utf8 = [0u8; 4];
-                self.scratch
-                    .extend_from_slice(ch.encode_utf8(&mut utf8).as_bytes());
-                return Ok(end);
-            }
-            _ => return Err(ParseError::UnexpectedByte(at)),
-        };
-        self.scratch.push(simple);
-        Ok(at + 2)
-    }
 }
 
-/// Adds the run of digits at `pos` to `w` (`w * 10^n + digits`) and returns its length `n`, reading 16 bytes at a
-/// time with no branch per digit: the length of a number's digit runs varies from one number to the next, and a
-/// digit-by-digit loop mispredicts at its end. Past 19 digits `w` wraps; such numbers are re-read from their text.
-/// (The two word steps are written out: helper functions for them cost 3% more instructions on mesh.)
-#[inline(always)]
-fn digit_run(input: &[u8], pos: &mut usize, w: &mut u64) -> u32 {
-    const POW10: [u64; 8] = [1, 10, 100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000];
-    let start = *pos;
-    // Sixteen bytes per step while they are there: a 9-15 digit run (long fractions) takes one step.
-    while let Some(chunk) = input.get(*pos..*pos + 16) {
-        let x = u64::from_le_bytes(chunk[..8].try_into().unwrap());
-        let n = crate::float::leading_digits(x);
-        if n < 8 {
-            *w = w
-                .wrapping_mul(POW10[n])
-                .wrapping_add(crate::float::parse_digits(x, n));
-            *pos += n;
-            return (*pos - start) as u32;
-        }
-        *w = w
-            .wrapping_mul(100_000_000)
-            .wrapping_add(crate::float::parse_eight_digits(x));
-        let y = u64::from_le_bytes(chunk[8..].try_into().unwrap());
-        let m = crate::float::leading_digits(y);
-        if m < 8 {
-            *w = w
-                .wrapping_mul(POW10[m])
-                .wrapping_add(crate::float::parse_digits(y, m));
-            *pos += 8 + m;
-            return (*pos - start) as u32;
-        }
-        *w = w
-            .wrapping_mul(100_000_000)
-            .wrapping_add(crate::float::parse_eight_digits(y));
-        *pos += 16;
-    }
-    // The last 15 bytes of the input: one digit at a time.
-    while let Some(&d @ b'0'..=b'9') = input.get(*pos) {
-        *w = w.wrapping_mul(10).wrapping_add((d - b'0') as u64);
-        *pos += 1;
-    }
-    (*pos - start) as u32
-}
+mod expected_key;
+mod keys;
+mod number;
+mod strings;
 
-/// Checks that `input[start..end]` (string content without quotes, backslashes or control bytes) is UTF-8.
-/// Jason reports invalid UTF-8 at the first byte of the offending sequence.
-#[inline]
-fn validate_utf8(input: &[u8], start: usize, end: usize) -> Result<(), ParseError> {
-    match std::str::from_utf8(&input[start..end]) {
-        Ok(_) => Ok(()),
-        Err(e) => Err(ParseError::UnexpectedByte(start + e.valid_up_to())),
-    }
-}
-
-#[inline]
-fn hex4(hex: &[u8]) -> Option<u32> {
-    let mut v = 0u32;
-    for &b in hex {
-        let d = match b {
-            b'0'..=b'9' => b - b'0',
-            b'a'..=b'f' => b - b'a' + 10,
-            b'A'..=b'F' => b - b'A' + 10,
-            _ => return None,
-        };
-        v = v * 16 + d as u32;
-    }
-    Some(v)
-}
-
+pub use expected_key::ExpectedKey;
 #[cfg(test)]
 mod tests;

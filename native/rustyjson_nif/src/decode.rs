@@ -1,7 +1,10 @@
 //! Decoding: builds BEAM terms directly from the core parser, with raw erl_nif calls on the hot path.
 //!
 //! Options arrive as one small integer (see `RustyJson.DecodeOptions`): bits 0-2 the key mode, bit 3
-//! `strings: :copy`, bit 4 `objects: :ordered_objects`, bit 5 `floats: :decimals`.
+//! `strings: :copy`, bit 4 `objects: :ordered_objects`, bit 5 `floats: :decimals`, bit 6
+//! `duplicate_keys: :last`, bit 7 `duplicate_keys: :error`, bit 8 ordered pairs with their key's position
+//! (`{key, value, position}`, for `keys: fun` with `duplicate_keys: :error`, checked in Elixir). With a limit set
+//! they come as `{flags, integer_digit_limit, max_depth}` (`max_depth` an integer or `:infinity`).
 //!
 //! - `builder`: the parser's `Builder` for terms (strings, keys, numbers, arrays).
 //! - `maps`: objects into maps (flat maps, large maps, duplicate keys).
@@ -28,7 +31,7 @@ use rustler::sys::{
 use rustler::ResourceArc;
 use rustler::{Encoder, Env, Term};
 use rustyjson_core::intern::{hash_bytes, ExpectedKey, KeyCache};
-use rustyjson_core::parser::{self, Builder, ParseError, Progress, Stacks, Str};
+use rustyjson_core::parser::{self, Builder, Limits, ParseError, Progress, Stacks, Str};
 use std::cell::RefCell;
 use std::collections::HashSet;
 use std::ffi::c_int;
@@ -54,6 +57,27 @@ const KEYS_INTERN: u32 = 4;
 const STRINGS_COPY: u32 = 1 << 3;
 const ORDERED_OBJECTS: u32 = 1 << 4;
 const FLOAT_DECIMALS: u32 = 1 << 5;
+const DUPLICATES_LAST: u32 = 1 << 6;
+const DUPLICATES_ERROR: u32 = 1 << 7;
+const KEY_POSITIONS: u32 = 1 << 8;
+
+/// The flags and limits in a decode's options term (the defaults for a term that is neither form).
+fn options(opts: Term) -> (u32, Limits) {
+    if let Ok(flags) = opts.decode::<u32>() {
+        return (flags, Limits::default());
+    }
+    let Ok((flags, digits, depth)) = opts.decode::<(u32, u64, Term)>() else {
+        return (0, Limits::default());
+    };
+    let limits = Limits {
+        integer_bytes: usize::try_from(digits).unwrap_or(usize::MAX),
+        max_depth: depth
+            .decode::<u64>()
+            .map_or(usize::MAX, |d| usize::try_from(d).unwrap_or(usize::MAX)),
+        ..Limits::default()
+    };
+    (flags, limits)
+}
 
 mod builder;
 mod detached;
@@ -135,6 +159,12 @@ struct TermBuilder<'a> {
     copy_strings: bool,
     ordered: bool,
     decimals: bool,
+    /// The limits for the parser; repeated keys are errors with `duplicate_keys: :error` (and key positions are
+    /// recorded for `KEY_POSITIONS`).
+    limits: Limits,
+    duplicates_error: bool,
+    duplicates_last: bool,
+    key_positions: bool,
     nil: T,
     true_: T,
     false_: T,

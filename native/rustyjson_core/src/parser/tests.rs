@@ -121,6 +121,9 @@ struct Tree {
     /// Defer every large container's build once (`defer_build`), counting the deferrals.
     defer_large: bool,
     deferred: Vec<(usize, bool)>,
+    limits: Limits,
+    /// The key starts `object_with_starts` was given, per object in closing order.
+    starts: Vec<Vec<usize>>,
 }
 
 impl Tree {
@@ -183,6 +186,22 @@ impl Builder for Tree {
             return true;
         }
         false
+    }
+    fn limits(&self) -> Limits {
+        self.limits
+    }
+    fn first_duplicate(&mut self, keys: &[usize]) -> Option<usize> {
+        // Equal text, whether escaped or not (`Str`'s flag says which).
+        let text = |k: usize| match &self.arena[k] {
+            Value::Str(text, _) => text,
+            _ => unreachable!("keys are strings"),
+        };
+        (1..keys.len()).find(|&j| keys[..j].iter().any(|&i| text(i) == text(keys[j])))
+    }
+    fn object_with_starts(&mut self, keys: &[usize], starts: &[usize], values: &[usize]) -> usize {
+        assert_eq!(keys.len(), starts.len());
+        self.starts.push(starts.to_vec());
+        self.object(keys, values)
     }
 }
 
@@ -348,6 +367,9 @@ fn errors_have_jason_positions() {
         (b"\"\\u12\"", UnexpectedByte(1)),
         (b"\"\\u12G4\"", Token { start: 1, end: 7 }),
         (b"\"\\x\"", UnexpectedByte(1)),
+        (b"\"\\k\"", UnexpectedByte(2)),
+        (b"\"\\ud8aa\\udcxx\"", Token { start: 7, end: 13 }),
+        (b"\"\\", UnexpectedByte(1)),
         (b"\"abc", UnexpectedEnd(4)),
         (b"\"\xC3", UnexpectedByte(1)),
         (b"\"\xF1\x8F", UnexpectedByte(1)),
@@ -560,7 +582,7 @@ fn mutated_documents_never_panic() {
             Err(ParseError::UnexpectedByte(p)) => assert!(p < doc.len()),
             Err(ParseError::UnexpectedEnd(p)) => assert_eq!(p, doc.len()),
             Err(ParseError::Token { start, end }) => assert!(start < end && end <= doc.len()),
-            Err(ParseError::Key { .. }) => unreachable!(),
+            Err(ParseError::Key { .. }) | Err(ParseError::DuplicateKey { .. }) => unreachable!(),
         }
     }
 }
@@ -580,3 +602,5 @@ fn deep_nesting_does_not_recurse() {
         Err(ParseError::UnexpectedEnd(depth))
     );
 }
+
+mod limits;

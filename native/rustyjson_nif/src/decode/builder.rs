@@ -25,8 +25,14 @@ fn copy_binary_key(env: *mut ErlNifEnv, bytes: &[u8]) -> Key {
 }
 
 impl<'a> TermBuilder<'a> {
-    /// A builder of terms in `env`; `input` (a binary term of `env`) holds `bytes`, the document.
-    pub(super) fn new(env: Env<'a>, input: T, bytes: &'a [u8], opts_bits: u32) -> Self {
+    /// A builder of terms in `env`; `input` (a binary term of `env`) holds `bytes`, the document; the options
+    /// are the flags and limits `options` read.
+    pub(super) fn new(
+        env: Env<'a>,
+        input: T,
+        bytes: &'a [u8],
+        (opts_bits, limits): (u32, Limits),
+    ) -> Self {
         let raw_env = env.as_c_arg();
         let layout = term::layout(raw_env);
         let mut builder = TermBuilder {
@@ -38,6 +44,13 @@ impl<'a> TermBuilder<'a> {
             copy_strings: opts_bits & STRINGS_COPY != 0,
             ordered: opts_bits & ORDERED_OBJECTS != 0,
             decimals: opts_bits & FLOAT_DECIMALS != 0,
+            limits: Limits {
+                duplicate_keys_error: opts_bits & (DUPLICATES_ERROR | KEY_POSITIONS) != 0,
+                ..limits
+            },
+            duplicates_error: opts_bits & DUPLICATES_ERROR != 0,
+            duplicates_last: opts_bits & DUPLICATES_LAST != 0,
+            key_positions: opts_bits & KEY_POSITIONS != 0,
             nil: atoms::nil().as_c_arg(),
             true_: atoms::true_().as_c_arg(),
             false_: atoms::false_().as_c_arg(),
@@ -109,7 +122,8 @@ impl<'a> TermBuilder<'a> {
             Err(ParseError::UnexpectedByte(pos)) | Err(ParseError::UnexpectedEnd(pos)) => {
                 (atoms::error(), pos).encode(env)
             }
-            Err(ParseError::Token { start, end }) => {
+            Err(ParseError::Token { start, end })
+            | Err(ParseError::DuplicateKey { start, end }) => {
                 let token = unsafe { Term::new(env, self.copy_binary(&bytes[start..end])) };
                 (atoms::error(), (start, token)).encode(env)
             }
@@ -405,6 +419,24 @@ impl<'a> Builder for TermBuilder<'a> {
         self.deferred
     }
     #[inline(always)]
+    fn limits(&self) -> Limits {
+        self.limits
+    }
+    fn first_duplicate(&mut self, keys: &[Key]) -> Option<usize> {
+        if self.duplicates_error {
+            maps::first_duplicate(keys)
+        } else {
+            None
+        }
+    }
+    fn object_with_starts(&mut self, keys: &[Key], starts: &[usize], values: &[T]) -> T {
+        if self.key_positions {
+            self.ordered_object_with_positions(keys, starts, values)
+        } else {
+            self.object(keys, values)
+        }
+    }
+    #[inline(always)]
     fn object(&mut self, keys: &[Key], values: &[T]) -> T {
         // Whether this object's keys came from the cache (it may turn on again as the object ends).
         let interned = self.keys == KEYS_INTERN && self.cache.enabled();
@@ -424,6 +456,17 @@ impl<'a> Builder for TermBuilder<'a> {
             let v = [atoms::ordered_object().as_c_arg(), list];
             return self.map_of(&k, &v);
         }
+        if self.duplicates_last && keys.len() > 1 {
+            return self.map_last_wins(interned, keys, values);
+        }
+        self.map(interned, keys, values)
+    }
+}
+
+impl TermBuilder<'_> {
+    /// The map of an object's pairs, the first of repeated keys winning (Jason's rule).
+    #[inline(always)]
+    fn map(&mut self, interned: bool, keys: &[Key], values: &[T]) -> T {
         let n = keys.len();
         if n == 0 {
             return unsafe { enif_make_new_map(self.env) };
@@ -454,5 +497,34 @@ impl<'a> Builder for TermBuilder<'a> {
             return self.large_map(keys, values);
         }
         self.large_map_by_vm(keys, values)
+    }
+
+    /// `duplicate_keys: :last`: the pairs reversed, so the usual rule keeps the last of repeated keys.
+    #[cold]
+    fn map_last_wins(&mut self, interned: bool, keys: &[Key], values: &[T]) -> T {
+        let keys: Vec<Key> = keys.iter().rev().copied().collect();
+        let values: Vec<T> = values.iter().rev().copied().collect();
+        self.map(interned, &keys, &values)
+    }
+
+    /// An ordered object whose pairs are `{key, value, position of the key's opening quote}`: `keys: fun` with
+    /// `duplicate_keys: :error` compares the function's results in Elixir and reports a repeat there.
+    #[cold]
+    fn ordered_object_with_positions(&mut self, keys: &[Key], starts: &[usize], values: &[T]) -> T {
+        if self.keys == KEYS_INTERN {
+            self.cache.object_done();
+        }
+        self.pairs.clear();
+        for ((k, &v), &start) in keys.iter().zip(values).zip(starts) {
+            let at = unsafe { enif_make_int64(self.env, start as i64) };
+            let t = unsafe { enif_make_tuple_from_array(self.env, [k.term, v, at].as_ptr(), 3) };
+            self.pairs.push(t);
+        }
+        let list = unsafe {
+            enif_make_list_from_array(self.env, self.pairs.as_ptr(), self.pairs.len() as u32)
+        };
+        let k = [atoms::__struct__().as_c_arg(), atoms::values().as_c_arg()];
+        let v = [atoms::ordered_object().as_c_arg(), list];
+        self.map_of(&k, &v)
     }
 }

@@ -111,6 +111,23 @@ fn sort_order(keys: &[Key], idx: &mut [u8; FLATMAP_MAX]) -> bool {
         .all(|w| keys[w[0] as usize].bytes() != keys[w[1] as usize].bytes())
 }
 
+/// The index of the first key equal to an earlier one (`duplicate_keys: :error`). Binary keys are equal when
+/// their bytes are, atom keys when their terms are.
+pub(super) fn first_duplicate(keys: &[Key]) -> Option<usize> {
+    fn id(k: &Key) -> Result<&[u8], usize> {
+        if k.ptr.is_null() {
+            Err(term_bits(k.term))
+        } else {
+            Ok(k.bytes())
+        }
+    }
+    if keys.len() <= FLATMAP_MAX {
+        return (1..keys.len()).find(|&j| keys[..j].iter().any(|k| id(k) == id(&keys[j])));
+    }
+    let mut seen = HashSet::with_capacity(keys.len());
+    keys.iter().position(|k| !seen.insert(id(k)))
+}
+
 impl TermBuilder<'_> {
     /// A map of 2..=32 binary keys: hand the runtime its keys already sorted, or write it (see `raw`).
     #[inline]

@@ -117,7 +117,7 @@ fn run<'a>(
     };
     // The clock is read only where a slice check can come (a smaller input is one slice: no clock, no report).
     let started = (normal && (bytes.len() > SLICE_BYTES || resume.is_some())).then(Instant::now);
-    let mut builder = TermBuilder::new(env, input.as_c_arg(), bytes, opts.decode().unwrap_or(0));
+    let mut builder = TermBuilder::new(env, input.as_c_arg(), bytes, options(opts));
     builder.defer_large = normal;
     // The parser's stacks: a yielded decode's, or the ones kept per scheduler thread (small documents then parse
     // without allocating).
