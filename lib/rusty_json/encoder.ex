@@ -141,9 +141,6 @@ defmodule RustyJson.Encoder.Derive do
   # Compile-time checks of `@derive RustyJson.Encoder` (Jason's rules and messages).
 
   @doc false
-  # The derived `encode/2` body: iodata with the keys (and punctuation) as literals between the values.
-  def body([], [], _opts), do: "{}"
-
   # A derived struct's body: fields in the given order, or in their keys' byte order under `sort_keys: true`
   # (sort_keys sorts every level, derived structs included; literal keys are plain ASCII, so their written bytes
   # order as their names).
@@ -151,7 +148,7 @@ defmodule RustyJson.Encoder.Derive do
     body = body(keys, vars, opts)
 
     {sorted_keys, sorted_vars} =
-      keys |> Enum.zip(vars) |> Enum.sort_by(&elem(&1, 0)) |> Enum.unzip()
+      keys |> Enum.zip(vars) |> Enum.sort_by(fn {key, _} -> unquoted(key) end) |> Enum.unzip()
 
     if sorted_keys == keys do
       body
@@ -166,7 +163,13 @@ defmodule RustyJson.Encoder.Derive do
     end
   end
 
+  # A literal key as written (`"name"`) without its quotes: `"a"` sorts before `"a b"` by name, not by `"a\""`.
+  defp unquoted(key), do: binary_part(key, 1, byte_size(key) - 2)
+
   @doc false
+  # The derived `encode/2` body: iodata with the keys (and punctuation) as literals between the values.
+  def body([], [], _opts), do: "{}"
+
   def body(keys, vars, opts) do
     parts =
       keys

@@ -189,6 +189,23 @@ defmodule RustyJson.EncodeSortKeysTest do
   defp pretty_opts(true), do: []
   defp pretty_opts(opts), do: opts
 
+  test "derived keys that are prefixes of others sort before them (names compared, not their quoted text)" do
+    value = %RustyJson.Test.Prefixed{"a b": 1, a: 2, a!: 3, ab: 4}
+    expected = model(Map.from_struct(value), :json)
+    assert expected == ~s({"a":2,"a b":1,"a!":3,"ab":4})
+
+    # Written by the NIF from the sorted template, and by the derived Elixir body (a struct with an extra key).
+    assert sorted!(value) == expected
+    assert sorted!([value, %{z: value}]) == "[" <> expected <> ~s(,{"z":) <> expected <> "}]"
+
+    assert IO.iodata_to_binary(
+             RustyJson.Encoder.encode(
+               Map.put(value, :extra, 0),
+               EncodeOptions.new(sort_keys: true)
+             )
+           ) == expected
+  end
+
   test "a document big enough to leave the first slice is sorted the same" do
     rows =
       for i <- 1..20_000,

@@ -131,3 +131,11 @@ defmodule RustyJson.Test.Envelope do
     end
   end
 end
+
+defmodule RustyJson.Test.Prefixed do
+  @moduledoc false
+  # Names where one is a prefix of another and the next byte sorts below `"` (space, `!`): under sort_keys a
+  # shorter name comes first, which comparing the written `"name"` (quotes included) would get wrong.
+  @derive RustyJson.Encoder
+  defstruct [:"a b", :a, :a!, :ab]
+end

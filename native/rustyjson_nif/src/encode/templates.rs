@@ -58,9 +58,16 @@ pub fn register_template<'a>(
         .collect::<Vec<usize>>();
     let fields: Vec<ErlNifTerm> = fields.iter().map(|f| f.as_c_arg()).collect();
     let keys: Vec<Box<[u8]>> = keys.iter().map(|k| k.as_slice().into()).collect();
-    // Literal keys are `"name"` in plain ASCII (checked at compile time): their bytes order as the names do.
+    // Literal keys are `"name"` in plain ASCII (checked at compile time): ordered by the name between the quotes
+    // (with them, `"a b"` would sort before `"a"`, as ' ' < '"').
+    let name = |key: &[u8]| -> Vec<u8> {
+        key.strip_prefix(b"\"")
+            .and_then(|k| k.strip_suffix(b"\""))
+            .unwrap_or(key)
+            .to_vec()
+    };
     let mut order: Vec<usize> = (0..fields.len()).collect();
-    order.sort_by(|&a, &b| keys[a].cmp(&keys[b]));
+    order.sort_by_key(|&i| name(&keys[i]));
     let sorted = Template {
         fields: order.iter().map(|&i| fields[i]).collect(),
         keys: order.iter().map(|&i| keys[i].clone()).collect(),
