@@ -1,6 +1,7 @@
 //! The NIF surface of RustyJson: thin wrappers that pick a scheduler and hand off to `encode` and `decode`.
 
 mod alloc;
+#[macro_use]
 mod continuation;
 mod decode;
 mod encode;
@@ -13,10 +14,13 @@ use rustler::{Binary, Encoder, Env, Term};
 static GLOBAL: alloc::CountingMiMalloc = alloc::CountingMiMalloc;
 
 /// Encodes a plain term to a JSON binary, or returns `{:error, reason}`.
-#[rustler::nif]
-fn encode<'a>(env: Env<'a>, term: Term<'a>, opts: Term<'a>) -> Term<'a> {
-    encode::encode(env, term, opts)
+fn encode<'a>(env: Env<'a>, args: &[Term<'a>]) -> Term<'a> {
+    match *args {
+        [term, opts] => encode::encode(env, term, opts),
+        _ => rustler::types::atom::badarg().encode(env),
+    }
 }
+raw_nif!("encode", 2, encode);
 
 /// `compress: :gzip`: a JSON binary compressed to gzip at `level` (0..9), in slices on the calling scheduler.
 #[rustler::nif]
@@ -86,10 +90,13 @@ fn format_with<'a>(
 /// Decodes a JSON binary to a term, or returns `{:error, reason}`. `opts` is the integer built by
 /// `RustyJson.DecodeOptions`. Runs on the calling scheduler (Elixir sends only inputs under 64 KiB here), and
 /// yields every ~0.5 ms should one take longer.
-#[rustler::nif]
-fn decode<'a>(env: Env<'a>, input: Term<'a>, opts: Term<'a>) -> Term<'a> {
-    decode::decode(env, input, opts)
+fn decode<'a>(env: Env<'a>, args: &[Term<'a>]) -> Term<'a> {
+    match *args {
+        [input, opts] => decode::decode(env, input, opts),
+        _ => rustler::types::atom::badarg().encode(env),
+    }
 }
+raw_nif!("decode", 2, decode);
 
 /// `decode/2` for large inputs, detached from the caller's heap: builds the result in an environment of its own
 /// in slices of ~0.5 ms on the calling scheduler and sends it to the caller as `{reference, result}`; returns

@@ -1,6 +1,6 @@
 //! The walk's time budget: work units, looks at the clock, and the marks where a walk out of time can stop.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::walker::{Fail, Frame, Walker};
 
@@ -52,6 +52,10 @@ impl<'o> Walker<'o> {
                 self.exhausted = true;
             }
             Some(_) => self.budget = CHECK_EVERY,
+            None if self.limited => {
+                self.started = Some(Instant::now());
+                self.budget = CHECK_EVERY;
+            }
             None => self.budget = usize::MAX,
         }
     }
@@ -59,14 +63,13 @@ impl<'o> Walker<'o> {
     /// For one big piece of work (a long string or fragment): give up now rather than exceed the time limit.
     #[inline(always)]
     pub(super) fn afford(&mut self, units: usize) -> Result<(), Fail> {
-        if units > CHECK_EVERY {
-            if let Some(started) = self.started {
-                let cost = Duration::from_nanos(units as u64 * NS_PER_UNIT_MAX);
-                if started.elapsed() + cost > TIME_LIMIT {
-                    return Err(Fail::Budget);
-                }
-                self.budget = 0;
+        if units > CHECK_EVERY && self.limited {
+            let started = *self.started.get_or_insert_with(Instant::now);
+            let cost = Duration::from_nanos(units as u64 * NS_PER_UNIT_MAX);
+            if started.elapsed() + cost > TIME_LIMIT {
+                return Err(Fail::Budget);
             }
+            self.budget = 0;
         }
         self.spend(units);
         Ok(())

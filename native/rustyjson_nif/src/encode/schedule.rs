@@ -73,7 +73,7 @@ pub(super) fn run<'a>(
     // SAFETY: the stack array outlives the buffer (both live in this frame) and BinStorage copies out of it.
     let mut out =
         unsafe { Buffer::from_raw(stack_buf.as_mut_ptr() as *mut u8, STACK_BYTES, storage) };
-    let mut walker = Walker::new(env, &options, normal.then(Instant::now));
+    let mut walker = Walker::new(env, &options, normal);
     let root = term.as_c_arg();
     let mut resumed = false;
     let mut resumed_path = None;
@@ -96,7 +96,7 @@ pub(super) fn run<'a>(
                 resumed = true;
                 // The slice's time starts after the re-walk (bounded by RESUME_WALK_MAX), so every slice moves
                 // the walk on by a full slice whatever the re-walk took.
-                if walker.started.is_some() {
+                if walker.limited {
                     walker.started = Some(Instant::now());
                 }
             } else {
@@ -121,6 +121,7 @@ pub(super) fn run<'a>(
             result = Err(Fail::Elixir);
         }
     }
+    // A walk that never looked at the clock was short (under CHECK_EVERY units): nothing worth reporting.
     if let Some(started) = walker.started {
         // A slice that ran out of time reports the whole timeslice used, so the process is scheduled out before
         // its next slice and processes waiting on this scheduler run in between (as after a yield in Erlang code).

@@ -121,7 +121,10 @@ pub(super) struct Walker<'o> {
     pub(super) pretty: Option<&'o Pretty>,
     /// Units left before the next look at the clock.
     pub(super) budget: usize,
-    /// When the walk started on a normal scheduler (None on a dirty one: no limit).
+    /// On a normal scheduler: the walk has a time limit (none on a dirty one).
+    pub(super) limited: bool,
+    /// When the clock started: at the first look at it (after `CHECK_EVERY` units, a few µs of work, or before one
+    /// big piece), so a small encode never reads the clock (two reads were a quarter of encoding `1`).
     pub(super) started: Option<Instant>,
     pub(super) exhausted: bool,
     pub(super) mark: Mark,
@@ -153,7 +156,7 @@ impl Drop for Walker<'_> {
 }
 
 impl<'o> Walker<'o> {
-    pub(super) fn new(env: Env, options: &'o Options, started: Option<Instant>) -> Self {
+    pub(super) fn new(env: Env, options: &'o Options, limited: bool) -> Self {
         let a = |atom: rustler::Atom| atom.encode(env).as_c_arg();
         Walker {
             env: env.as_c_arg(),
@@ -162,12 +165,9 @@ impl<'o> Walker<'o> {
             strict: options.strict,
             sort: options.sort,
             pretty: options.pretty.as_ref(),
-            budget: if started.is_some() {
-                CHECK_EVERY
-            } else {
-                usize::MAX
-            },
-            started,
+            budget: if limited { CHECK_EVERY } else { usize::MAX },
+            limited,
+            started: None,
             exhausted: false,
             mark: Mark::default(),
             atom_cache: Vec::new(),
