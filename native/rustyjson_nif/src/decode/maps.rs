@@ -89,13 +89,24 @@ fn keys_hash(keys: &[Key]) -> u64 {
 #[inline]
 fn sort_order(keys: &[Key], idx: &mut [u8; FLATMAP_MAX]) -> bool {
     let n = keys.len();
-    if keys.windows(2).all(|w| w[0].bytes() < w[1].bytes()) {
+    // Keys compared by their first 8 bytes as one integer first: most pairs differ there, and a comparison of
+    // whole slices (a `memcmp` call each) was most of the sorting.
+    let mut prefixes = [0u64; FLATMAP_MAX];
+    for (p, k) in prefixes.iter_mut().zip(keys) {
+        *p = prefix(k.bytes());
+    }
+    let cmp = |a: usize, b: usize| {
+        prefixes[a]
+            .cmp(&prefixes[b])
+            .then_with(|| keys[a].bytes().cmp(keys[b].bytes()))
+    };
+    if (1..n).all(|i| cmp(i - 1, i).is_lt()) {
         for (i, x) in idx[..n].iter_mut().enumerate() {
             *x = i as u8;
         }
         return true;
     }
-    if keys.windows(2).all(|w| w[0].bytes() > w[1].bytes()) {
+    if (1..n).all(|i| cmp(i - 1, i).is_gt()) {
         // Strictly descending (as some encoders write maps): reversed, no sort, no duplicates.
         for (i, x) in idx[..n].iter_mut().enumerate() {
             *x = (n - 1 - i) as u8;
@@ -105,10 +116,23 @@ fn sort_order(keys: &[Key], idx: &mut [u8; FLATMAP_MAX]) -> bool {
     for (i, x) in idx[..n].iter_mut().enumerate() {
         *x = i as u8;
     }
-    idx[..n].sort_unstable_by(|&a, &b| keys[a as usize].bytes().cmp(keys[b as usize].bytes()));
+    idx[..n].sort_unstable_by(|&a, &b| cmp(a as usize, b as usize));
     idx[..n]
         .windows(2)
-        .all(|w| keys[w[0] as usize].bytes() != keys[w[1] as usize].bytes())
+        .all(|w| cmp(w[0] as usize, w[1] as usize).is_ne())
+}
+
+/// The first 8 bytes of `key` as a big-endian integer, zero-padded: two keys whose prefixes differ order as them.
+#[inline(always)]
+fn prefix(key: &[u8]) -> u64 {
+    if let Some(head) = key.first_chunk::<8>() {
+        return u64::from_be_bytes(*head);
+    }
+    let mut p = 0u64;
+    for (i, &b) in key.iter().enumerate() {
+        p |= (b as u64) << (56 - 8 * i);
+    }
+    p
 }
 
 /// The index of the first key equal to an earlier one (`duplicate_keys: :error`). Binary keys are equal when
