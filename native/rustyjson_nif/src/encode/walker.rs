@@ -1,7 +1,9 @@
 //! The walker: its state, its stack of frames (one per open container), how a walk fails, and the main loop that
 //! writes a term without recursion.
 
+use std::cell::RefCell;
 use std::collections::HashSet;
+use std::mem::ManuallyDrop;
 use std::ptr;
 use std::sync::Arc;
 use std::time::Instant;
@@ -152,6 +154,32 @@ pub(super) struct Walker<'o> {
 impl Drop for Walker<'_> {
     fn drop(&mut self) {
         self.clear_stack();
+        give_back_stack(std::mem::take(&mut self.stack));
+    }
+}
+
+thread_local! {
+    // The walk's stack, kept (empty) by each scheduler thread between calls: a small encode then allocates
+    // nothing for it. ManuallyDrop: no thread-exit destructor runs in this library.
+    static STACK: RefCell<ManuallyDrop<Vec<Frame>>> = const { RefCell::new(ManuallyDrop::new(Vec::new())) };
+}
+
+/// This thread's kept stack (empty), or a new one.
+fn take_stack() -> Vec<Frame> {
+    STACK
+        .with(|s| s.try_borrow_mut().map(|mut s| std::mem::take(&mut **s)))
+        .unwrap_or_default()
+}
+
+/// Keeps an emptied stack for the next call on this thread, unless a deep document grew it large.
+fn give_back_stack(stack: Vec<Frame>) {
+    const KEEP: usize = 256;
+    if stack.is_empty() && stack.capacity() <= KEEP {
+        STACK.with(|s| {
+            if let Ok(mut s) = s.try_borrow_mut() {
+                **s = stack;
+            }
+        });
     }
 }
 
@@ -182,7 +210,7 @@ impl<'o> Walker<'o> {
             iodata_key: a(atoms::iodata()),
             ordered_object: a(atoms::ordered_object()),
             values_key: a(atoms::values()),
-            stack: Vec::new(),
+            stack: take_stack(),
             holes: Vec::new(),
             templates: Vec::new(),
         }
