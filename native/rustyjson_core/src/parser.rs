@@ -273,26 +273,23 @@ pub fn parse_some<B: Builder>(
     let s = &mut *stacks;
     // Keys' positions are recorded only when duplicate keys are errors: another instance of the parse loop, so
     // the usual one does no work for them.
+    macro_rules! run {
+        ($key_starts:literal) => {
+            p.run::<B, $key_starts>(
+                builder,
+                &mut s.frames,
+                &mut s.values,
+                &mut s.keys,
+                &mut s.key_starts,
+                &mut s.held,
+                limit,
+            )
+        };
+    }
     let result = if limits.duplicate_keys_error {
-        p.run::<B, true>(
-            builder,
-            &mut s.frames,
-            &mut s.values,
-            &mut s.keys,
-            &mut s.key_starts,
-            &mut s.held,
-            limit,
-        )
+        run!(true)
     } else {
-        p.run::<B, false>(
-            builder,
-            &mut s.frames,
-            &mut s.values,
-            &mut s.keys,
-            &mut s.key_starts,
-            &mut s.held,
-            limit,
-        )
+        run!(false)
     };
     stacks.scratch = p.scratch;
     *pos = p.pos;

@@ -2,10 +2,11 @@
 
 use rustler::sys::{
     enif_get_map_size, enif_get_map_value, enif_map_iterator_destroy, enif_map_iterator_get_pair,
-    enif_map_iterator_next, enif_map_iterator_prev, enif_term_type, ErlNifTerm, ErlNifTermType,
+    enif_term_type, ErlNifTerm, ErlNifTermType,
 };
 
 use super::templates::template;
+use super::values::step_map_iterator;
 use super::walker::{Frame, Walker};
 
 impl<'o> Walker<'o> {
@@ -119,14 +120,7 @@ impl<'o> Walker<'o> {
                 let (mut iter, backwards) = self.map_iterator(container, size)?;
                 let mut child = None;
                 for _ in 1..count {
-                    let moved = unsafe {
-                        if backwards {
-                            enif_map_iterator_prev(env, &mut iter)
-                        } else {
-                            enif_map_iterator_next(env, &mut iter)
-                        }
-                    };
-                    if moved == 0 {
+                    if !unsafe { step_map_iterator(env, &mut iter, backwards) } {
                         unsafe { enif_map_iterator_destroy(env, &mut iter) };
                         return None;
                     }

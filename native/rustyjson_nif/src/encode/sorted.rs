@@ -10,14 +10,14 @@ use std::borrow::Cow;
 use crate::term::map_order::{self, Order};
 use rustler::sys::{
     enif_get_double, enif_get_int64, enif_get_uint64, enif_map_iterator_destroy,
-    enif_map_iterator_get_pair, enif_map_iterator_next, enif_map_iterator_prev, enif_term_type,
-    ErlNifTerm, ErlNifTermType,
+    enif_map_iterator_get_pair, enif_term_type, ErlNifTerm, ErlNifTermType,
 };
 use rustler::{Env, Term};
 use rustyjson_core::buffer::Buffer;
 use rustyjson_core::number;
 
 use super::output::Out;
+use super::values::step_map_iterator;
 use super::walker::{Fail, Frame, Walker};
 
 impl<'o> Walker<'o> {
@@ -79,14 +79,7 @@ impl<'o> Walker<'o> {
                 break;
             }
             pairs.push((key, val));
-            let moved = unsafe {
-                if backwards {
-                    enif_map_iterator_prev(env, &mut iter)
-                } else {
-                    enif_map_iterator_next(env, &mut iter)
-                }
-            };
-            if moved == 0 {
+            if !unsafe { step_map_iterator(env, &mut iter, backwards) } {
                 break;
             }
         }

@@ -207,3 +207,22 @@ impl<'o> Walker<'o> {
         Some((iter, backwards))
     }
 }
+
+/// Moves a map iterator to the next pair in `Map.to_list/1` order (backwards on VMs whose iterator lists a large
+/// map the other way: `map_iterator`); false past the last pair.
+///
+/// # Safety
+/// `iter` must be a live iterator of a map of `env`.
+#[inline(always)]
+pub(super) unsafe fn step_map_iterator(
+    env: *mut rustler::sys::ErlNifEnv,
+    iter: *mut ErlNifMapIterator,
+    backwards: bool,
+) -> bool {
+    let moved = if backwards {
+        rustler::sys::enif_map_iterator_prev(env, iter)
+    } else {
+        rustler::sys::enif_map_iterator_next(env, iter)
+    };
+    moved != 0
+}

@@ -12,8 +12,8 @@ use crate::term;
 use crate::term::read::Reads;
 use rustler::sys::{
     enif_get_list_cell, enif_get_map_value, enif_make_list_from_array, enif_map_iterator_destroy,
-    enif_map_iterator_get_pair, enif_map_iterator_next, enif_map_iterator_prev, enif_term_type,
-    ErlNifEnv, ErlNifMapIterator, ErlNifTerm, ErlNifTermType,
+    enif_map_iterator_get_pair, enif_term_type, ErlNifEnv, ErlNifMapIterator, ErlNifTerm,
+    ErlNifTermType,
 };
 use rustler::{Encoder, Env, Term};
 use rustyjson_core::escape::Mode;
@@ -24,6 +24,7 @@ use super::budget::{Mark, BYTES_PER_UNIT_SHIFT, CHECK_EVERY};
 use super::options::Options;
 use super::output::Out;
 use super::templates::Template;
+use super::values::step_map_iterator;
 
 pub(super) enum Fail {
     InvalidByte(u8, ErlNifTerm),
@@ -347,14 +348,8 @@ impl<'o> Walker<'o> {
                         let (mut key, mut val) = (ErlNifTerm::default(), ErlNifTerm::default());
                         let iter_ptr: *mut ErlNifMapIterator = iter;
                         let first = *count == 0;
-                        let advanced = first
-                            || unsafe {
-                                if *backwards {
-                                    enif_map_iterator_prev(env, iter_ptr)
-                                } else {
-                                    enif_map_iterator_next(env, iter_ptr)
-                                }
-                            } != 0;
+                        let advanced =
+                            first || unsafe { step_map_iterator(env, iter_ptr, *backwards) };
                         if advanced
                             && unsafe {
                                 enif_map_iterator_get_pair(env, iter_ptr, &mut key, &mut val)
