@@ -93,6 +93,38 @@ defmodule RustyJson.DecodeLimitsTest do
       assert {:error, %DecodeError{position: 0}} = RustyJson.decode(token, keys: :atoms)
       assert {:ok, _} = RustyJson.decode(token, decoding_integer_digit_limit: 1025)
     end
+
+    test "config :rusty_json, decoding_integer_digit_limit: n sets the default (compiled in, as Jason's)" do
+      # A child VM compiles the option parsing and the API again with the config set, as Mix does when an app's
+      # config changes a dependency's compile-time environment.
+      code = """
+      Application.put_env(:rusty_json, :decoding_integer_digit_limit, 5)
+      Code.compiler_options(ignore_module_conflict: true)
+      Code.compile_file("lib/rusty_json/decode_options.ex")
+      Code.compile_file("lib/rusty_json.ex")
+      results = [
+        RustyJson.decode("12345"),
+        RustyJson.decode("[123456]"),
+        RustyJson.decode(["[", "123456]"], keys: :atoms),
+        RustyJson.decode!("123456", decoding_integer_digit_limit: 6),
+        RustyJson.decode!("-1234", decoding_integer_digit_limit: 6)
+      ]
+      IO.write("RESULT " <> inspect(results))
+      """
+
+      {output, status} = RustyJson.ChildVM.run(code, 120)
+      assert status == 0, output
+      [_, result] = String.split(output, "RESULT ", parts: 2)
+
+      assert result ==
+               inspect([
+                 {:ok, 12345},
+                 {:error, %DecodeError{position: 1, token: "123456", data: "[123456]"}},
+                 {:error, %DecodeError{position: 1, token: "123456", data: "[123456]"}},
+                 123_456,
+                 -1234
+               ])
+    end
   end
 
   describe "duplicate_keys" do
