@@ -36,16 +36,22 @@ defmodule RustyJson.DecodePropertyTest do
 
   defp value(0), do: scalar()
 
+  # Containers below the top hold at most @inner_max elements: with PropEr's size (up to ~40 here) at every level,
+  # four levels could reach millions of values and take minutes to generate on a busy machine.
+  @inner_max 8
+
   defp value(depth) do
     T.frequency([
       {4, scalar()},
-      {1, T.lazy(fn -> T.list(value(depth - 1)) end)},
+      {1, T.lazy(fn -> T.list(inner(value(depth - 1))) end)},
       {1,
        T.lazy(fn ->
-         T.bind(T.list(T.tuple([string(), value(depth - 1)])), &Map.new/1, false)
+         T.bind(T.list(T.tuple([string(), inner(value(depth - 1))])), &Map.new/1, false)
        end)}
     ])
   end
+
+  defp inner(type), do: T.resize(@inner_max, type)
 
   defp check(prop) do
     assert :proper.quickcheck(prop, [
