@@ -131,7 +131,7 @@ defmodule RustyJson.Native do
   def splitter_new(_mode), do: not_loaded()
 
   @doc false
-  # The next chunk (at most 256 KiB): `{spans, open_start | nil, {position, line} | nil}`, spans a binary of
+  # The next chunk (at most 64 KiB): `{spans, open_start | nil, {position, line} | nil}`, spans a binary of
   # big-endian 64-bit (start, end, line) triples.
   def split_chunk(_splitter, _chunk), do: not_loaded()
 

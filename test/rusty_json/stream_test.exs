@@ -169,7 +169,7 @@ defmodule RustyJson.StreamTest do
       assert :binary.referenced_byte_size(b) == byte_size(chunk)
     end
 
-    test "chunks larger than one NIF call (256 KiB) with items across the slices" do
+    test "chunks larger than one NIF call (64 KiB) with items across the slices" do
       line = ~s({"k":"#{String.duplicate("v", 1000)}","n":[1,2,3]}\n)
       input = String.duplicate(line, 1_000)
       values = run(JStream.decode_documents([input, input]))

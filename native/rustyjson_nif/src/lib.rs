@@ -152,7 +152,7 @@ fn splitter_new(
     stream::new(mode)
 }
 
-/// Feeds the next chunk (at most 256 KiB) to a splitter: `{spans, open_start | nil, {position, line} | nil}`.
+/// Feeds the next chunk (at most 64 KiB) to a splitter: `{spans, open_start | nil, {position, line} | nil}`.
 #[rustler::nif]
 fn split_chunk<'a>(
     env: Env<'a>,

@@ -11,7 +11,7 @@ use rustler::{Atom, Binary, Encoder, Env, NifResult, OwnedBinary, ResourceArc, T
 use rustyjson_core::splitter::{Mode, Span, SplitError, Splitter};
 
 /// The most bytes one `split_chunk/2` call scans (the Elixir side cuts larger chunks).
-pub const MAX_CHUNK: usize = 256 * 1024;
+pub const MAX_CHUNK: usize = 64 * 1024;
 
 rustler::atoms! { documents, array_items }
 
