@@ -32,29 +32,45 @@ defmodule RustyJson.DecodeError do
 
   `position` is the byte offset of the problem, `token` the offending token when there is one, and `data` the input.
   The message is Jason's, word for word.
+
+  Raised by `RustyJson.Stream` too, with two more fields (nil otherwise, so the struct matches as Jason's does):
+  `position` is then the absolute byte offset in the stream, `line` its line (1-based, counting `\n`), `data` the
+  item (the bytes of the failing value, or the offending byte, or `""` at the end of the stream) and `offset` where
+  `data` starts in the stream. The message names the line: `unexpected byte at position 27 (line 3): 0x7D ("}")`.
   """
-  @type t :: %__MODULE__{position: non_neg_integer(), token: String.t() | nil, data: String.t()}
-  defexception [:position, :token, :data]
+  @type t :: %__MODULE__{
+          position: non_neg_integer(),
+          token: String.t() | nil,
+          data: String.t(),
+          line: pos_integer() | nil,
+          offset: non_neg_integer() | nil
+        }
+  defexception [:position, :token, :data, line: nil, offset: nil]
 
   @impl true
-  def message(%{position: position, token: token}) when is_binary(token) do
-    "unexpected sequence at position #{position}: #{inspect(token)}"
+  def message(%{token: token} = error) when is_binary(token) do
+    "unexpected sequence at #{where(error)}: #{inspect(token)}"
   end
 
-  def message(%{position: position, data: data}) when position == byte_size(data) do
-    "unexpected end of input at position #{position}"
-  end
+  def message(%{position: position, data: data} = error) do
+    at = position - (error.offset || 0)
 
-  def message(%{position: position, data: data}) do
-    byte = :binary.at(data, position)
-    str = <<byte>>
-
-    if String.printable?(str) do
-      "unexpected byte at position #{position}: " <>
-        "#{inspect(byte, base: :hex)} (#{inspect(str)})"
+    if at == byte_size(data) do
+      "unexpected end of input at #{where(error)}"
     else
-      "unexpected byte at position #{position}: " <>
-        "#{inspect(byte, base: :hex)}"
+      byte = :binary.at(data, at)
+      str = <<byte>>
+
+      if String.printable?(str) do
+        "unexpected byte at #{where(error)}: " <>
+          "#{inspect(byte, base: :hex)} (#{inspect(str)})"
+      else
+        "unexpected byte at #{where(error)}: " <>
+          "#{inspect(byte, base: :hex)}"
+      end
     end
   end
+
+  defp where(%{position: position, line: nil}), do: "position #{position}"
+  defp where(%{position: position, line: line}), do: "position #{position} (line #{line})"
 end

@@ -126,6 +126,19 @@ defmodule RustyJson.Native do
   @doc false
   def decode_detached(_input, _opts, _ref), do: not_loaded()
 
+  @doc false
+  # `RustyJson.Stream`: a splitter resource for `:documents` or `:array_items`.
+  def splitter_new(_mode), do: not_loaded()
+
+  @doc false
+  # The next chunk (at most 64 KiB): `{spans, open_start | nil, {position, line} | nil}`, spans a binary of
+  # big-endian 64-bit (start, end, line) triples.
+  def split_chunk(_splitter, _chunk), do: not_loaded()
+
+  @doc false
+  # The end of the stream: `{spans, open?, {position, line} | nil}`.
+  def split_finish(_splitter), do: not_loaded()
+
   defp not_loaded do
     :erlang.nif_error({:rusty_json_nif_not_loaded, load_error()})
   end

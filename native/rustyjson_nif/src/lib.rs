@@ -6,6 +6,7 @@ mod continuation;
 mod decode;
 mod encode;
 mod gzip;
+mod stream;
 mod term;
 
 use rustler::{Binary, Encoder, Env, Term};
@@ -141,6 +142,33 @@ fn fast_paths<'a>(env: Env<'a>) -> Term<'a> {
         .map(|(name, on)| (rustler::Atom::from_str(env, name).expect("an atom"), on))
         .collect();
     paths.encode(env)
+}
+
+/// `RustyJson.Stream`: a splitter for `:documents` or `:array_items` (a resource).
+#[rustler::nif]
+fn splitter_new(
+    mode: rustler::Atom,
+) -> rustler::NifResult<rustler::ResourceArc<stream::StreamSplitter>> {
+    stream::new(mode)
+}
+
+/// Feeds the next chunk (at most 64 KiB) to a splitter: `{spans, open_start | nil, {position, line} | nil}`.
+#[rustler::nif]
+fn split_chunk<'a>(
+    env: Env<'a>,
+    splitter: rustler::ResourceArc<stream::StreamSplitter>,
+    chunk: Binary<'a>,
+) -> rustler::NifResult<Term<'a>> {
+    stream::chunk(env, splitter, chunk)
+}
+
+/// Ends a splitter's stream: `{spans, open?, {position, line} | nil}`.
+#[rustler::nif]
+fn split_finish(
+    env: Env<'_>,
+    splitter: rustler::ResourceArc<stream::StreamSplitter>,
+) -> rustler::NifResult<Term<'_>> {
+    stream::finish(env, splitter)
 }
 
 /// True once the library is loaded (the Elixir stub returns false).

@@ -1,0 +1,87 @@
+//! `RustyJson.Stream`'s splitter: the core's [`Splitter`] in a resource, fed one chunk per call.
+//!
+//! Each call scans its chunk once (Elixir sends at most [`MAX_CHUNK`] bytes per call: well under a millisecond
+//! of a normal scheduler) and returns the items that end in it as one binary of big-endian `u64` triples
+//! (start, end, line), cheap to build and to match however many items a chunk holds.
+
+use std::sync::Mutex;
+
+use rustler::types::atom::nil;
+use rustler::{Atom, Binary, Encoder, Env, NifResult, OwnedBinary, ResourceArc, Term};
+use rustyjson_core::splitter::{Mode, Span, SplitError, Splitter};
+
+/// The most bytes one `split_chunk/2` call scans (the Elixir side cuts larger chunks).
+pub const MAX_CHUNK: usize = 64 * 1024;
+
+rustler::atoms! { documents, array_items }
+
+/// A stream's splitter state.
+pub struct StreamSplitter(Mutex<Splitter>);
+
+#[rustler::resource_impl]
+impl rustler::Resource for StreamSplitter {}
+
+/// A splitter for `:documents` or `:array_items`.
+pub fn new(mode: Atom) -> NifResult<ResourceArc<StreamSplitter>> {
+    let mode = if mode == documents() {
+        Mode::Documents
+    } else if mode == array_items() {
+        Mode::ArrayItems
+    } else {
+        return Err(rustler::Error::BadArg);
+    };
+    Ok(ResourceArc::new(StreamSplitter(Mutex::new(Splitter::new(
+        mode,
+    )))))
+}
+
+/// `{spans, open, error}`: the items ending in `chunk`, where the item still open at its end starts (or nil),
+/// and the first structural error as `{position, line}` (or nil).
+pub fn chunk<'a>(
+    env: Env<'a>,
+    splitter: ResourceArc<StreamSplitter>,
+    chunk: Binary<'a>,
+) -> NifResult<Term<'a>> {
+    if chunk.len() > MAX_CHUNK {
+        return Err(rustler::Error::BadArg);
+    }
+    let mut s = splitter.0.lock().map_err(|_| rustler::Error::BadArg)?;
+    let mut spans = Vec::new();
+    let error = s.feed(chunk.as_slice(), &mut spans).err();
+    let open = match (error, s.open_item()) {
+        (None, Some(start)) => start.encode(env),
+        _ => nil().encode(env),
+    };
+    Ok((spans_binary(env, &spans), open, error_term(env, error)).encode(env))
+}
+
+/// `{spans, open?, error}` at the end of the stream: the last item (0 or 1 spans; `open?` when it was cut
+/// short) and the error at the end (an array without its `]`), or nil.
+pub fn finish(env: Env<'_>, splitter: ResourceArc<StreamSplitter>) -> NifResult<Term<'_>> {
+    let mut s = splitter.0.lock().map_err(|_| rustler::Error::BadArg)?;
+    let end = s.finish();
+    let spans: Vec<Span> = end.last.into_iter().collect();
+    Ok((
+        spans_binary(env, &spans),
+        end.open,
+        error_term(env, end.error),
+    )
+        .encode(env))
+}
+
+fn spans_binary<'a>(env: Env<'a>, spans: &[Span]) -> Term<'a> {
+    let mut bin = OwnedBinary::new(spans.len() * 24);
+    for (out, span) in bin.as_mut_slice().chunks_exact_mut(24).zip(spans) {
+        out[..8].copy_from_slice(&span.start.to_be_bytes());
+        out[8..16].copy_from_slice(&span.end.to_be_bytes());
+        out[16..].copy_from_slice(&span.line.to_be_bytes());
+    }
+    bin.release(env).to_term(env)
+}
+
+fn error_term(env: Env<'_>, error: Option<SplitError>) -> Term<'_> {
+    match error {
+        Some(e) => (e.position, e.line).encode(env),
+        None => nil().encode(env),
+    }
+}

@@ -1,0 +1,477 @@
+defmodule RustyJson.StreamTest do
+  # RustyJson.Stream: decoding streams cut anywhere gives what RustyJson.decode/2 gives for each item (values and
+  # errors, with absolute positions and lines), lazily; encoding gives JSON Lines and well-filled array chunks.
+  use ExUnit.Case, async: true
+
+  alias RustyJson.DecodeError
+  alias RustyJson.Stream, as: JStream
+  alias :proper_types, as: T
+
+  doctest RustyJson.Stream
+
+  # Runs the stream; returns the values and, if it raised, `{:error, exception}` last.
+  defp run(stream) do
+    acc = :ets.new(:acc, [:ordered_set, :private])
+
+    try do
+      Enum.each(Stream.with_index(stream), fn {v, i} -> :ets.insert(acc, {i, v}) end)
+      :ets.tab2list(acc) |> Enum.map(&elem(&1, 1))
+    rescue
+      e in DecodeError -> (:ets.tab2list(acc) |> Enum.map(&elem(&1, 1))) ++ [{:error, e}]
+    after
+      :ets.delete(acc)
+    end
+  end
+
+  defp pieces(binary, cuts) do
+    cuts = cuts |> Enum.map(&min(&1, byte_size(binary))) |> Enum.sort() |> Enum.dedup()
+
+    {parts, last} =
+      Enum.map_reduce(cuts, 0, fn cut, from -> {binary_part(binary, from, cut - from), cut} end)
+
+    parts ++ [binary_part(binary, last, byte_size(binary) - last)]
+  end
+
+  defp bytes(binary), do: for(<<b <- binary>>, do: <<b>>)
+
+  defp strip(results) do
+    Enum.map(results, fn
+      {:error, %DecodeError{} = e} -> {:error, e.position, e.line, e.token, Exception.message(e)}
+      v -> v
+    end)
+  end
+
+  # Every single cut point, every pair of cut points (for short inputs) and 1-byte pieces give the same result.
+  defp every_chunking(input, fun) do
+    whole = strip(run(fun.([input])))
+    n = byte_size(input)
+
+    for a <- 0..n do
+      assert strip(run(fun.(pieces(input, [a])))) == whole, "cut at #{a} of #{inspect(input)}"
+
+      if n <= 40 do
+        for b <- a..n,
+            do: assert(strip(run(fun.(pieces(input, [a, b])))) == whole, "cuts #{a},#{b}")
+      end
+    end
+
+    assert strip(run(fun.(bytes(input)))) == whole
+    whole
+  end
+
+  describe "decode_documents/2" do
+    test "JSON Lines, CRLF, blank lines and concatenated documents, cut anywhere" do
+      input =
+        ~s({"a":[1,"]\\"}"],"é😀":"\\u00e9\\ud83d\\ude00"}\r\n\n  1 -2.5e3\ttrue"x\\\\"[][{}]\nnull\n)
+
+      assert every_chunking(input, &JStream.decode_documents/1) == [
+               %{"a" => [1, "]\"}"], "é😀" => "é😀"},
+               1,
+               -2500.0,
+               true,
+               "x\\",
+               [],
+               [%{}],
+               nil
+             ]
+    end
+
+    test "an empty stream, blank lines only, and empty chunks" do
+      assert run(JStream.decode_documents([])) == []
+      assert run(JStream.decode_documents(["", "\n\r\n", "", " "])) == []
+      assert run(JStream.decode_documents(["", "[1", "", "]", ""])) == [[1]]
+    end
+
+    test "errors: absolute position, line, token and message" do
+      cases = [
+        {["1\n2\n", "[3,]\n"], [1, 2], 7, 3,
+         "unexpected byte at position 7 (line 3): 0x5D (\"]\")"},
+        {["{\"a\":1}\n", "}"], [%{"a" => 1}], 8, 2,
+         "unexpected byte at position 8 (line 2): 0x7D (\"}\")"},
+        {["[1,\n2,\n", "{\"a\"\n:x}]"], [], 13, 4,
+         "unexpected byte at position 13 (line 4): 0x78 (\"x\")"},
+        {["\"abc"], [], 4, 1, "unexpected end of input at position 4 (line 1)"},
+        {["1\n\n[1,"], [1], 6, 3, "unexpected end of input at position 6 (line 3)"},
+        {["1\n1", "23456789012345678901234567890e99999"], [1], 2, 2,
+         "unexpected sequence at position 2 (line 2): \"123456789012345678901234567890e99999\""}
+      ]
+
+      for {chunks, values, position, line, message} <- cases do
+        input = IO.iodata_to_binary(chunks)
+
+        assert [_ | _] = results = every_chunking(input, &JStream.decode_documents/1)
+        assert [{:error, ^position, ^line, _token, ^message}] = results -- values
+        assert Enum.drop(results, -1) == values
+      end
+    end
+
+    test "errors as RustyJson.DecodeError structs, raised after the values before them" do
+      stream = JStream.decode_documents(["[1]\n[2]\n{", "\"a\" 1}\n[3]"])
+      assert Enum.take(stream, 2) == [[1], [2]]
+
+      error = assert_raise DecodeError, fn -> Enum.to_list(stream) end
+      assert %DecodeError{position: 13, line: 3, data: ~s({"a" 1}), offset: 8, token: nil} = error
+    end
+
+    test "every decode option applies to every item" do
+      input = ~s({"a":1.5,"a":2}\n{"b":{"c":[]}}\n)
+      decimals = Code.ensure_loaded?(Decimal)
+
+      assert run(JStream.decode_documents([input], keys: :atoms)) == [%{a: 1.5}, %{b: %{c: []}}]
+      assert run(JStream.decode_documents([input], duplicate_keys: :last)) |> hd() == %{"a" => 2}
+
+      assert [{:error, %DecodeError{position: 9, token: ~s("a"), line: 1}}] =
+               run(JStream.decode_documents([input], duplicate_keys: :error))
+
+      assert [%{"a" => 1.5}, {:error, %DecodeError{position: 26, line: 2}}] =
+               run(JStream.decode_documents(bytes(input), max_depth: 2))
+
+      assert [%RustyJson.OrderedObject{} | _] =
+               run(JStream.decode_documents([input], objects: :ordered_objects))
+
+      assert run(JStream.decode_documents([input], keys: &String.upcase/1)) ==
+               [%{"A" => 1.5}, %{"B" => %{"C" => []}}]
+
+      if decimals,
+        do:
+          assert(
+            hd(run(JStream.decode_documents([input], floats: :decimals)))["a"]
+            |> is_struct()
+          )
+
+      assert_raise ArgumentError, fn ->
+        Enum.to_list(JStream.decode_documents(["1"], keys: :nope))
+      end
+    end
+
+    test "iodata chunks" do
+      assert run(JStream.decode_documents([["[1", [?,, "2"]], ~c"]\n3"])) == [[1, 2], 3]
+    end
+
+    test "a string of 1 MB in 1-byte chunks and in 1000-byte chunks is assembled once" do
+      big = String.duplicate("aé\\n", 250_000)
+      json = ~s(["#{big}"]\n1)
+      expected = RustyJson.decode!(~s(["#{big}"]))
+
+      assert run(JStream.decode_documents(bytes(json))) == [expected, 1]
+
+      thousand = for <<piece::binary-size(1000) <- json>>, do: piece
+      rest = binary_part(json, 1000 * length(thousand), rem(byte_size(json), 1000))
+      assert run(JStream.decode_documents(thousand ++ [rest])) == [expected, 1]
+    end
+
+    test "items inside a chunk are decoded from sub-binaries of it" do
+      long = String.duplicate("x", 10_000)
+      chunk = ~s(["#{long}"]\n["#{long}"]\n)
+      [[a], [b]] = run(JStream.decode_documents([chunk]))
+      assert a == long and b == long
+      assert :binary.referenced_byte_size(a) == byte_size(chunk)
+      assert :binary.referenced_byte_size(b) == byte_size(chunk)
+    end
+
+    test "chunks larger than one NIF call (64 KiB) with items across the slices" do
+      line = ~s({"k":"#{String.duplicate("v", 1000)}","n":[1,2,3]}\n)
+      input = String.duplicate(line, 1_000)
+      values = run(JStream.decode_documents([input, input]))
+      assert length(values) == 2_000
+      assert Enum.uniq(values) == [RustyJson.decode!(line)]
+
+      bad = input <> "]"
+
+      assert {:error, %DecodeError{position: p, line: 1001}} =
+               List.last(run(JStream.decode_documents([bad])))
+
+      assert p == byte_size(input)
+    end
+  end
+
+  describe "decode_array/2" do
+    test "items of one array, cut anywhere" do
+      input = ~s( [ 1 ,"a,]" ,{"b":[2,3]}\n,[],-0.5e-3 , null ] \n)
+
+      assert every_chunking(input, &JStream.decode_array/1) ==
+               [1, "a,]", %{"b" => [2, 3]}, [], -0.0005, nil]
+
+      assert every_chunking("[]", &JStream.decode_array/1) == []
+    end
+
+    test "structural errors are the positions decode/2 reports for the whole array" do
+      for input <- [
+            "",
+            "  ",
+            "{}",
+            "1",
+            "[",
+            "[1",
+            "[1,",
+            "[1,]",
+            "[,1]",
+            "[1 2]",
+            "[1]\n]",
+            "[1] x",
+            "[1][2]",
+            "[1:2]",
+            "[1,\n}",
+            "[1,{\"a\":[",
+            "[1,2.",
+            "[tru]",
+            "[1,[2}]"
+          ] do
+        results = every_chunking(input, &JStream.decode_array/1)
+        # A valid document that is no array fails at its first byte.
+        p =
+          case RustyJson.decode(input) do
+            {:error, %DecodeError{position: p}} -> p
+            {:ok, _} -> 0
+          end
+
+        assert {:error, ^p, _line, _, _} = List.last(results), inspect(input)
+      end
+    end
+
+    test "a large array is consumed lazily: an endless array, taken from" do
+      chunks =
+        Stream.concat(
+          ["["],
+          Stream.map(Stream.iterate(0, &(&1 + 1)), fn i ->
+            Enum.map_join((i * 100)..(i * 100 + 99), ",", &~s({"i":#{&1}})) <> ","
+          end)
+        )
+
+      assert chunks
+             |> JStream.decode_array()
+             |> Stream.drop(999_990)
+             |> Enum.take(3) == [%{"i" => 999_990}, %{"i" => 999_991}, %{"i" => 999_992}]
+    end
+
+    test "memory is bounded by the largest item, not by the array" do
+      chunks = Stream.concat([["["], Stream.repeatedly(fn -> ~s([1,"two",{"three":3}],) end)])
+
+      {:memory, before} = :erlang.process_info(self(), :memory)
+      count = chunks |> JStream.decode_array() |> Stream.take(200_000) |> Enum.count()
+      :erlang.garbage_collect()
+      {:memory, later} = :erlang.process_info(self(), :memory)
+      assert count == 200_000
+      assert later - before < 1_000_000
+    end
+  end
+
+  describe "PropEr" do
+    defp codepoint do
+      T.frequency([
+        {6, T.range(0x20, 0x7E)},
+        {1, T.range(0, 0x1F)},
+        {2, T.range(0xA0, 0xD7FF)},
+        {1, T.range(0x10000, 0x10FFFF)}
+      ])
+    end
+
+    defp string, do: T.bind(T.list(codepoint()), &:unicode.characters_to_binary/1, false)
+
+    defp scalar do
+      T.oneof([T.exactly(nil), T.boolean(), T.integer(), T.largeint(), T.float(), string()])
+    end
+
+    defp value(0), do: scalar()
+
+    defp value(depth) do
+      T.frequency([
+        {3, scalar()},
+        {1, T.lazy(fn -> T.list(value(depth - 1)) end)},
+        {1,
+         T.lazy(fn -> T.bind(T.list(T.tuple([string(), value(depth - 1)])), &Map.new/1, false) end)}
+      ])
+    end
+
+    # A document written compactly or pretty, with \u escapes or not.
+    defp document do
+      T.bind(
+        T.tuple([
+          value(3),
+          T.oneof([T.exactly([]), T.exactly(pretty: true), T.exactly(escape: :unicode_safe)])
+        ]),
+        fn {v, opts} -> RustyJson.encode!(v, opts) end,
+        false
+      )
+    end
+
+    defp check(prop, numtests \\ 150) do
+      opts = [{:numtests, numtests}, :quiet, {:on_output, fn _, _ -> :ok end}]
+      result = :proper.quickcheck(prop, opts)
+
+      assert result == true,
+             "counterexample: #{inspect(:proper.counterexample(), limit: :infinity)}"
+    end
+
+    # What decode/2 says of each document in turn, errors at their absolute position and line.
+    defp expected(docs, separator) do
+      Enum.reduce_while(docs, {[], 0}, fn doc, {acc, offset} ->
+        case RustyJson.decode(doc) do
+          {:ok, v} ->
+            {:cont, {[v | acc], offset + byte_size(doc) + byte_size(separator)}}
+
+          {:error, e} ->
+            {:halt, {[{:error, offset + e.position} | acc], nil}}
+        end
+      end)
+      |> elem(0)
+      |> Enum.reverse()
+    end
+
+    defp outcome(results, text) do
+      Enum.map(results, fn
+        {:error, %DecodeError{position: p, line: line}} ->
+          assert line == 1 + length(:binary.matches(binary_part(text, 0, p), "\n"))
+          {:error, p}
+
+        v ->
+          v
+      end)
+    end
+
+    test "documents as JSON Lines, cut into random pieces, the last one maybe cut short" do
+      check(
+        :proper.forall(
+          T.tuple([
+            T.list(document()),
+            T.oneof(["\n", "\r\n", " "]),
+            T.list(T.non_neg_integer()),
+            T.integer(-1, 1000)
+          ]),
+          fn {docs, sep, cuts, truncate} ->
+            docs =
+              case {docs, truncate} do
+                {[_ | _], t} when t >= 0 ->
+                  last = List.last(docs)
+                  short = binary_part(last, 0, rem(t, byte_size(last) + 1))
+                  List.replace_at(docs, -1, short)
+
+                _ ->
+                  docs
+              end
+
+            docs = Enum.reject(docs, &(String.trim(&1) == ""))
+            text = Enum.join(docs, sep)
+            chunks = pieces(text, Enum.map(cuts, &rem(&1, byte_size(text) + 1)))
+            outcome(run(JStream.decode_documents(chunks)), text) == expected(docs, sep)
+          end
+        )
+      )
+    end
+
+    test "one array, cut into random pieces, maybe cut short: its items, or decode/2's error position" do
+      check(
+        :proper.forall(
+          T.tuple([
+            T.list(value(2)),
+            T.list(T.non_neg_integer()),
+            T.integer(-1, 1000),
+            T.boolean()
+          ]),
+          fn {items, cuts, truncate, pretty} ->
+            text = RustyJson.encode!(items, pretty: pretty)
+
+            text =
+              if truncate >= 0,
+                do: binary_part(text, 0, rem(truncate, byte_size(text) + 1)),
+                else: text
+
+            chunks = pieces(text, Enum.map(cuts, &rem(&1, byte_size(text) + 1)))
+            got = outcome(run(JStream.decode_array(chunks)), text)
+
+            case RustyJson.decode(text) do
+              {:ok, ^items} ->
+                got == items
+
+              {:error, e} ->
+                {values, [error]} = Enum.split(got, -1)
+
+                # The last value may be a scalar cut short with the stream (`[8.25` gives 8.2, then the error).
+                error == {:error, e.position} and
+                  Enum.drop(values, -1) == Enum.take(items, max(length(values) - 1, 0))
+            end
+          end
+        )
+      )
+    end
+  end
+
+  describe "encode_lines/2 and encode_array/2" do
+    @items [%{"a" => [1, 2.5, nil]}, "line\nbreak", [], %{}, 12, true, String.duplicate("é", 100)]
+
+    test "encode_lines: one document per line, decoded back" do
+      lines = @items |> JStream.encode_lines() |> Enum.map(&IO.iodata_to_binary/1)
+      assert length(lines) == length(@items)
+
+      assert Enum.all?(
+               lines,
+               &(String.ends_with?(&1, "\n") and length(String.split(&1, "\n")) == 2)
+             )
+
+      assert run(JStream.decode_documents(lines)) == @items
+      assert run(JStream.decode_documents(bytes(Enum.join(lines)))) == @items
+    end
+
+    test "encode_lines: encode options apply; pretty and compress raise" do
+      assert [~s({"a":1,"b":2}\n)] ==
+               [%{b: 2, a: 1}]
+               |> JStream.encode_lines(sort_keys: true)
+               |> Enum.map(&IO.iodata_to_binary/1)
+
+      assert_raise ArgumentError, fn -> JStream.encode_lines([1], pretty: true) end
+      assert_raise ArgumentError, fn -> JStream.encode_lines([1], compress: :gzip) end
+      assert [_] = Enum.to_list(JStream.encode_lines([1], pretty: false))
+
+      assert_raise RustyJson.EncodeError, fn ->
+        Enum.to_list(JStream.encode_lines([<<0xFF>>]))
+      end
+    end
+
+    test "encode_array: the chunks form the array, each about chunk_bytes" do
+      items = for i <- 1..20_000, do: %{"id" => i, "name" => "item #{i}"}
+      chunks = items |> JStream.encode_array() |> Enum.to_list()
+      assert RustyJson.decode!(Enum.join(chunks)) == items
+      assert run(JStream.decode_array(chunks)) == items
+
+      {full, [last]} = Enum.split(chunks, -1)
+      assert length(full) >= 5
+      assert Enum.all?(full, &(byte_size(&1) in 65_536..(65_536 + 40)))
+      assert byte_size(last) <= 65_536 + 40
+
+      small = items |> JStream.encode_array(chunk_bytes: 1000) |> Enum.to_list()
+      assert Enum.join(small) == Enum.join(chunks)
+      assert Enum.all?(Enum.drop(small, -1), &(byte_size(&1) in 1000..1040))
+    end
+
+    test "encode_array: empty, one item, options, errors" do
+      assert Enum.to_list(JStream.encode_array([])) == ["[]"]
+      assert Enum.to_list(JStream.encode_array([[]])) == ["[[]]"]
+      assert Enum.to_list(JStream.encode_array(["<"], escape: :html_safe)) == [~s(["\\u003C"])]
+
+      assert RustyJson.decode!(Enum.join(JStream.encode_array([%{a: [1]}], pretty: true))) == [
+               %{"a" => [1]}
+             ]
+
+      assert_raise ArgumentError, fn -> JStream.encode_array([1], compress: :gzip) end
+      assert_raise ArgumentError, fn -> JStream.encode_array([1], chunk_bytes: 0) end
+    end
+
+    test "round trips through files" do
+      path =
+        Path.join(System.tmp_dir!(), "rusty_json_stream_#{System.unique_integer([:positive])}")
+
+      try do
+        items = for i <- 1..5_000, do: %{"i" => i, "s" => String.duplicate("ü", rem(i, 50))}
+        Enum.into(JStream.encode_lines(items), File.stream!(path))
+
+        assert path |> File.stream!([], 4096) |> JStream.decode_documents() |> Enum.to_list() ==
+                 items
+
+        Enum.into(JStream.encode_array(items, chunk_bytes: 10_000), File.stream!(path))
+        assert path |> File.stream!([], 777) |> JStream.decode_array() |> Enum.to_list() == items
+      after
+        File.rm(path)
+      end
+    end
+  end
+end
