@@ -119,7 +119,7 @@ defmodule RustyJson.Stream do
       fn -> {"[", [], 0, false} end,
       fn item, {separator, acc, size, sent?} ->
         json = RustyJson.encode!(item, opts)
-        acc = [acc, separator | json]
+        acc = [acc, separator, json]
         size = size + byte_size(json) + 1
 
         if size >= chunk_bytes,
