@@ -183,8 +183,21 @@ defmodule RustyJson do
 
   defp run_with(input, []), do: run(input, @default_decode)
 
-  defp run_with(input, opts) do
-    case RustyJson.DecodeOptions.parse(opts) do
+  defp run_with(input, opts), do: run_parsed(input, RustyJson.DecodeOptions.parse(opts))
+
+  @doc false
+  # `decode/2` with options already parsed by `RustyJson.DecodeOptions.parse/1`: `RustyJson.Stream` parses them
+  # once per stream rather than once per item.
+  @spec decode_parsed(binary(), tuple()) :: {:ok, term()} | {:error, DecodeError.t()}
+  def decode_parsed(input, parsed) do
+    case run_parsed(input, parsed) do
+      {:error, reason} -> {:error, decode_exception(reason, input)}
+      term -> {:ok, term}
+    end
+  end
+
+  defp run_parsed(input, parsed) do
+    case parsed do
       {native, nil, _ordered, _duplicates} ->
         run(input, native)
 

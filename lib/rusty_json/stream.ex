@@ -151,7 +151,11 @@ defmodule RustyJson.Stream do
   defp decode(enumerable, mode, opts) do
     Stream.transform(
       enumerable,
-      fn -> %{splitter: Native.splitter_new(mode), opts: opts, base: 0, pending: nil} end,
+      fn ->
+        # Options parsed (and checked) once for the whole stream.
+        parsed = RustyJson.DecodeOptions.parse(opts)
+        %{splitter: Native.splitter_new(mode), parsed: parsed, base: 0, pending: nil}
+      end,
       &feed/2,
       &finish/1,
       fn _ -> :ok end
@@ -234,7 +238,7 @@ defmodule RustyJson.Stream do
         do: binary_part(slice, start - base, stop - start),
         else: joined(state.pending, binary_part(slice, 0, stop - base))
 
-    case RustyJson.decode(item, state.opts) do
+    case RustyJson.decode_parsed(item, state.parsed) do
       {:ok, value} ->
         items(rest, slice, base, %{state | pending: nil}, [value | values])
 
