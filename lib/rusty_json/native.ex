@@ -131,9 +131,15 @@ defmodule RustyJson.Native do
   def splitter_new(_mode), do: not_loaded()
 
   @doc false
-  # The next chunk (at most 64 KiB): `{spans, open_start | nil, {position, line} | nil}`, spans a binary of
-  # big-endian 64-bit (start, end, line) triples.
-  def split_chunk(_splitter, _chunk), do: not_loaded()
+  # The next chunk (at most 64 KiB): `{spans, values, open_start | nil, {position, line} | nil}`, spans a binary
+  # of big-endian 64-bit (start, end, line) triples; with decode options (not nil), the items the NIF decoded as
+  # it found them are `values` (after a span continued from the last chunk, before the other spans).
+  def split_chunk(_splitter, _chunk, _opts), do: not_loaded()
+
+  @doc false
+  # Decodes the items of `spans` that lie in `slice` (at stream offset `base`) with the NIF's decode options,
+  # consing them onto `values`: `{values, spans_left}` (those left are decoded one by one with `decode/2`).
+  def decode_items(_slice, _base, _spans, _opts, _values), do: not_loaded()
 
   @doc false
   # The end of the stream: `{spans, open?, {position, line} | nil}`.

@@ -5,9 +5,9 @@ defmodule RustyJson.Stream do
 
   Decoding reads any `Enumerable` of binaries (`File.stream!(path, 65_536)`, a socket's chunks, ...) cut
   anywhere: inside a string, a number, an escape or a multi-byte character. A splitter in the NIF scans each byte
-  once and finds where items end; each item is then decoded by `RustyJson.decode/2` with the options given. An
-  item inside one chunk is decoded from a sub-binary of it (no copy); an item spanning chunks is assembled once,
-  when it ends.
+  once and finds where items end; the items that end in a chunk are then decoded with the options given, those
+  wholly inside it in one NIF call from sub-binaries of it (no copy); an item spanning chunks is assembled once,
+  when it ends, and decoded by `RustyJson.decode/2`.
 
       iex> ["{\\"a\\":1}\\n[tr", "ue]\\n\\"x\\"\\n"] |> RustyJson.Stream.decode_documents() |> Enum.to_list()
       [%{"a" => 1}, [true], "x"]
@@ -154,7 +154,16 @@ defmodule RustyJson.Stream do
       fn ->
         # Options parsed (and checked) once for the whole stream.
         parsed = RustyJson.DecodeOptions.parse(opts)
-        %{splitter: Native.splitter_new(mode), parsed: parsed, base: 0, pending: nil}
+        # The NIF decodes items as it finds them, unless a key function must run on them in Elixir.
+        direct = if elem(parsed, 1) == nil, do: elem(parsed, 0)
+
+        %{
+          splitter: Native.splitter_new(mode),
+          parsed: parsed,
+          direct: direct,
+          base: 0,
+          pending: nil
+        }
       end,
       &feed/2,
       &finish/1,
@@ -190,9 +199,9 @@ defmodule RustyJson.Stream do
 
   # `values` (reversed) are the items decoded so far from this chunk.
   defp feed_slice(slice, %{base: base} = state, values) do
-    {spans, open, error} = Native.split_chunk(state.splitter, slice)
+    {spans, decoded, open, error} = Native.split_chunk(state.splitter, slice, state.direct)
 
-    case items(spans, slice, base, state, values) do
+    case items(spans, decoded, slice, base, state, values) do
       {values, {:failed, _} = failed} ->
         {values, failed}
 
@@ -231,8 +240,37 @@ defmodule RustyJson.Stream do
     end
   end
 
-  # Decodes the items in `spans` (`<<start::64, end::64, line::64>>` each) that end in `slice` (at `base`).
-  defp items(<<start::64, stop::64, line::64, rest::binary>>, slice, base, state, values) do
+  # The item continued from an earlier chunk comes first, then the items the NIF decoded while splitting, then
+  # the items left as spans.
+  defp items(<<start::64, _::binary>> = spans, decoded, slice, base, state, values)
+       when start < base do
+    <<continued::binary-size(24), rest::binary>> = spans
+
+    case item(continued, slice, base, state, values) do
+      {_values, {:failed, _}} = failed -> failed
+      {values, state} -> items(rest, slice, base, state, :lists.reverse(decoded, values))
+    end
+  end
+
+  defp items(spans, decoded, slice, base, state, values),
+    do: items(spans, slice, base, state, :lists.reverse(decoded, values))
+
+  # Decodes the items in `spans` (`<<start::64, end::64, line::64>>` each) that end in `slice` (at `base`). Items
+  # wholly inside the slice go to the NIF in one call (unless a key function is set: it runs in Elixir); an item
+  # that began in an earlier chunk, and those the NIF leaves (an error, a large item, after its ~0.5 ms), are
+  # decoded one by one.
+  defp items(<<start::64, _::binary>> = spans, slice, base, state, values)
+       when start >= base and elem(state.parsed, 1) == nil do
+    case Native.decode_items(slice, base, spans, elem(state.parsed, 0), values) do
+      {values, <<>>} -> {values, state}
+      {values, rest} -> item(rest, slice, base, state, values)
+    end
+  end
+
+  defp items(<<>>, _slice, _base, state, values), do: {values, state}
+  defp items(spans, slice, base, state, values), do: item(spans, slice, base, state, values)
+
+  defp item(<<start::64, stop::64, line::64, rest::binary>>, slice, base, state, values) do
     item =
       if start >= base,
         do: binary_part(slice, start - base, stop - start),
@@ -253,8 +291,6 @@ defmodule RustyJson.Stream do
         {values, {:failed, exception}}
     end
   end
-
-  defp items(<<>>, _slice, _base, state, values), do: {values, state}
 
   defp newlines(bytes), do: bytes |> :binary.matches("\n") |> length()
 

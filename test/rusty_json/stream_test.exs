@@ -41,6 +41,24 @@ defmodule RustyJson.StreamTest do
     end)
   end
 
+  # What decode/2 gives for each line in turn, up to the first error (at its absolute position and line).
+  defp expected_lines(lines, opts) do
+    lines
+    |> Enum.with_index(1)
+    |> Enum.reduce_while({[], 0}, fn {line, number}, {acc, offset} ->
+      case RustyJson.decode(line, opts) do
+        {:ok, v} ->
+          {:cont, {[v | acc], offset + byte_size(line) + 1}}
+
+        {:error, e} ->
+          message = Exception.message(%{e | position: offset + e.position, line: number, offset: offset})
+          {:halt, {[{:error, offset + e.position, number, message} | acc], nil}}
+      end
+    end)
+    |> elem(0)
+    |> Enum.reverse()
+  end
+
   # Every single cut point, every pair of cut points (for short inputs) and 1-byte pieces give the same result.
   defp every_chunking(input, fun) do
     whole = strip(run(fun.([input])))
@@ -141,6 +159,54 @@ defmodule RustyJson.StreamTest do
 
       assert_raise ArgumentError, fn ->
         Enum.to_list(JStream.decode_documents(["1"], keys: :nope))
+      end
+    end
+
+    # Items wholly inside a chunk are decoded together, in one NIF call; what each gives (value or error) is
+    # what decode/2 gives for it alone, with every option, whatever sits before and after it.
+    test "items decoded together agree with decode/2 item by item, options and errors alike" do
+      large = ~s({"big":"#{String.duplicate("z", 40_000)}","n":1})
+
+      lines = [
+        ~s({"id":1,"tags":["a","b"],"v":1.25}),
+        ~s({"id":2,"tags":[],"v":-0.5e3}),
+        ~s({"id":3,"id":4,"tags":["\\u00e9\\n"],"v":12345678901234567890}),
+        large,
+        ~s([[[[1]]]]),
+        ~s({"rusty_json_no_such_atom_#{System.unique_integer([:positive])}":1}),
+        ~s("text"),
+        ~s({"id":5,"tags":["c"],"v":true})
+      ]
+
+      options = [
+        [],
+        [keys: :atoms],
+        [keys: :atoms!],
+        [keys: :copy],
+        [keys: :intern],
+        [strings: :copy],
+        [objects: :ordered_objects],
+        [duplicate_keys: :last],
+        [duplicate_keys: :error],
+        [max_depth: 3],
+        [decoding_integer_digit_limit: 5],
+        [keys: :intern, duplicate_keys: :error, strings: :copy]
+      ]
+
+      for opts <- options, bad <- [nil, 1, 6] do
+        lines = if bad, do: List.insert_at(lines, bad, ~s({"id":9,"tags":[1,,2]})), else: lines
+        text = Enum.join(lines, "\n")
+        expected = expected_lines(lines, opts)
+
+        for chunks <- [[text], pieces(text, [100, 40_050, 40_100])] do
+          got =
+            Enum.map(run(JStream.decode_documents(chunks, opts)), fn
+              {:error, %DecodeError{} = e} -> {:error, e.position, e.line, Exception.message(e)}
+              v -> v
+            end)
+
+          assert got == expected, "options #{inspect(opts)}, bad line at #{inspect(bad)}"
+        end
       end
     end
 

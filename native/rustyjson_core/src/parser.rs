@@ -259,6 +259,34 @@ pub fn parse_some<B: Builder>(
     if *pos == 0 {
         stacks.reset();
     }
+    parse_from(input, builder, stacks, pos, limit, false)
+}
+
+/// Parses the one value that starts at `input[*pos]` (no whitespace before it) and leaves `*pos` right after
+/// it, whatever follows: a stream's items, one after another in one buffer. A value that runs to the end of
+/// `input` is an [`ParseError::UnexpectedEnd`] (or, for a number or literal, complete: the caller knows
+/// whether more may follow).
+pub fn parse_value<B: Builder>(
+    input: &[u8],
+    builder: &mut B,
+    stacks: &mut Stacks<B::V, B::K>,
+    pos: &mut usize,
+) -> Result<B::V, ParseError> {
+    stacks.reset();
+    match parse_from(input, builder, stacks, pos, usize::MAX, true)? {
+        Progress::Done(v) => Ok(v),
+        Progress::Paused => unreachable!("no limit"),
+    }
+}
+
+fn parse_from<B: Builder>(
+    input: &[u8],
+    builder: &mut B,
+    stacks: &mut Stacks<B::V, B::K>,
+    pos: &mut usize,
+    limit: usize,
+    one_value: bool,
+) -> Result<Progress<B::V>, ParseError> {
     let limits = builder.limits();
     let mut p = Parser {
         input,
@@ -269,6 +297,7 @@ pub fn parse_some<B: Builder>(
         // Integers of up to this many digits take the fast path, which has no length check: fewer when the limit
         // is below 19 bytes, so that every integer the limit may refuse goes through the check.
         fast_int_digits: limits.integer_bytes.saturating_sub(1).min(18) as u32,
+        one_value,
     };
     let s = &mut *stacks;
     // Keys' positions are recorded only when duplicate keys are errors: another instance of the parse loop, so
@@ -311,6 +340,8 @@ struct Parser<'a> {
     max_depth: usize,
     integer_bytes: usize,
     fast_int_digits: u32,
+    /// Stop right after the top-level value ([`parse_value`]) rather than require the end of the input.
+    one_value: bool,
 }
 
 #[inline(always)]
@@ -458,6 +489,9 @@ impl<'a> Parser<'a> {
             // After a value: close containers or move to the next element.
             loop {
                 let Some(frame) = frames.last() else {
+                    if self.one_value {
+                        return Ok(Some(v));
+                    }
                     self.skip_ws();
                     return if self.pos == self.input.len() {
                         Ok(Some(v))

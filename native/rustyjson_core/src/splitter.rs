@@ -135,6 +135,23 @@ impl Splitter {
     /// Scans `chunk` (the bytes after everything fed so far) and appends the items that end in it to `out`.
     /// Returns the first structural error; after one, the splitter stays failed and scans nothing more.
     pub fn feed(&mut self, chunk: &[u8], out: &mut Vec<Span>) -> Result<(), SplitError> {
+        self.feed_direct(chunk, out, &mut Vec::<()>::new(), |_, _| None)
+    }
+
+    /// [`Splitter::feed`], offering each item that starts in `chunk` to `parse` first: `parse(chunk, i)` parses
+    /// the value at `chunk[i]` and returns where it ends and the value. A value taken that way goes to `values`
+    /// instead of a span to `out`; a number or literal is taken only if a delimiter follows it in the chunk (it
+    /// may go on in the next one). Once `parse` declines (`None`: an invalid item, or the caller's time is up),
+    /// the rest of the chunk is split only, so the values of `values` all come before the spans of `out` that
+    /// start in this chunk.
+    pub fn feed_direct<V>(
+        &mut self,
+        chunk: &[u8],
+        out: &mut Vec<Span>,
+        values: &mut Vec<V>,
+        mut parse: impl FnMut(&[u8], usize) -> Option<(usize, V)>,
+    ) -> Result<(), SplitError> {
+        let mut direct = true;
         if self.phase == Phase::Failed {
             return Err(self.error_at(self.offset));
         }
@@ -166,6 +183,13 @@ impl Splitter {
                     }
                     if matches!(b, b']' | b'}' | b',' | b':') {
                         return Err(self.fail(at));
+                    }
+                    if direct {
+                        if let Some(end) = self.take_parsed(chunk, i, &mut parse, values) {
+                            i = end;
+                            continue;
+                        }
+                        direct = false;
                     }
                     self.start_item(b, at);
                     // A scalar's first byte is scanned again by `scan_item` (it is no delimiter).
@@ -219,6 +243,34 @@ impl Splitter {
             end.error = Some(self.fail(at));
         }
         end
+    }
+
+    /// The item at `chunk[i]` parsed by `parse` and its value pushed to `values`: returns where it ends, or
+    /// `None` (nothing taken) when `parse` declines or a scalar may go on past the chunk.
+    #[inline]
+    fn take_parsed<V>(
+        &mut self,
+        chunk: &[u8],
+        i: usize,
+        parse: &mut impl FnMut(&[u8], usize) -> Option<(usize, V)>,
+        values: &mut Vec<V>,
+    ) -> Option<usize> {
+        let (end, value) = parse(chunk, i)?;
+        if end <= i || end > chunk.len() {
+            return None;
+        }
+        match chunk[i] {
+            // Raw newlines are invalid inside strings: the only ones in a container are whitespace.
+            b'[' | b'{' => {
+                self.newlines += chunk[i..end].iter().filter(|&&c| c == b'\n').count() as u64
+            }
+            b'"' => {}
+            _ if end == chunk.len() || !ends_scalar(chunk[end]) => return None,
+            _ => {}
+        }
+        values.push(value);
+        self.after_item();
+        Some(end)
     }
 
     fn start_item(&mut self, b: u8, at: u64) {
@@ -326,235 +378,4 @@ impl Splitter {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[derive(Debug, PartialEq)]
-    struct Run {
-        items: Vec<(u64, u64, u64)>,
-        open: bool,
-        error: Option<(u64, u64)>,
-    }
-
-    /// Feeds `input` in pieces cut at `cuts` and collects every item and the first error.
-    fn run(mode: Mode, input: &[u8], cuts: &[usize]) -> Run {
-        let mut s = Splitter::new(mode);
-        let mut spans = Vec::new();
-        let mut from = 0;
-        let mut error = None;
-        for &cut in cuts.iter().chain(std::iter::once(&input.len())) {
-            if let Err(e) = s.feed(&input[from..cut], &mut spans) {
-                error = Some((e.position, e.line));
-                break;
-            }
-            from = cut;
-        }
-        let mut open = false;
-        if error.is_none() {
-            let end = s.finish();
-            spans.extend(end.last);
-            open = end.open;
-            error = end.error.map(|e| (e.position, e.line));
-        }
-        Run {
-            items: spans.iter().map(|s| (s.start, s.end, s.line)).collect(),
-            open,
-            error,
-        }
-    }
-
-    fn items<'a>(input: &'a [u8], r: &Run) -> Vec<&'a str> {
-        r.items
-            .iter()
-            .map(|&(s, e, _)| std::str::from_utf8(&input[s as usize..e as usize]).unwrap())
-            .collect()
-    }
-
-    /// The same result whole, at every single cut point, at every pair of cut points, and byte by byte.
-    fn every_cut(mode: Mode, input: &str) -> Run {
-        let bytes = input.as_bytes();
-        let whole = run(mode, bytes, &[]);
-        for a in 0..=bytes.len() {
-            assert_eq!(run(mode, bytes, &[a]), whole, "cut at {a} of {input:?}");
-            for b in a..=bytes.len() {
-                assert_eq!(
-                    run(mode, bytes, &[a, b]),
-                    whole,
-                    "cuts {a},{b} of {input:?}"
-                );
-            }
-        }
-        let singles: Vec<usize> = (1..bytes.len()).collect();
-        assert_eq!(
-            run(mode, bytes, &singles),
-            whole,
-            "1-byte pieces of {input:?}"
-        );
-        whole
-    }
-
-    #[test]
-    fn documents_lines_and_concatenated() {
-        let input = "{\"a\":[1,\"]\\\"\"]}\r\n\n  1 -2.5e3\ttrue\"x\\\\\"[][{}]\nnull";
-        let r = every_cut(Mode::Documents, input);
-        assert_eq!(
-            items(input.as_bytes(), &r),
-            vec![
-                "{\"a\":[1,\"]\\\"\"]}",
-                "1",
-                "-2.5e3",
-                "true",
-                "\"x\\\\\"",
-                "[]",
-                "[{}]",
-                "null"
-            ]
-        );
-        assert_eq!(
-            r.items.iter().map(|i| i.2).collect::<Vec<_>>(),
-            vec![1, 3, 3, 3, 3, 3, 3, 4]
-        );
-        assert!(!r.open);
-        assert_eq!(r.error, None);
-    }
-
-    #[test]
-    fn documents_empty_and_blank() {
-        for input in ["", "\n\n", " \r\n\t"] {
-            let r = every_cut(Mode::Documents, input);
-            assert!(r.items.is_empty() && r.error.is_none());
-        }
-    }
-
-    #[test]
-    fn documents_errors() {
-        let r = every_cut(Mode::Documents, "1\n]");
-        assert_eq!((r.items.len(), r.error), (1, Some((2, 2))));
-        for (input, at) in [(",", 0), ("[1] :", 4), ("{}}", 2)] {
-            assert_eq!(every_cut(Mode::Documents, input).error, Some((at, 1)));
-        }
-    }
-
-    #[test]
-    fn documents_cut_short_items_are_open() {
-        for input in ["[1,2", "{\"a\":\"}", "\"abc\\", "[[[]]"] {
-            let r = every_cut(Mode::Documents, input);
-            assert!(r.open, "{input:?}");
-            assert_eq!(r.items, vec![(0, input.len() as u64, 1)]);
-            assert_eq!(r.error, None);
-        }
-        // A scalar at the end of the stream is complete.
-        let r = every_cut(Mode::Documents, "[] 12");
-        assert!(!r.open);
-        assert_eq!(items(b"[] 12", &r), vec!["[]", "12"]);
-    }
-
-    #[test]
-    fn mismatched_brackets_are_one_item_for_the_parser() {
-        let r = every_cut(Mode::Documents, "[1}{2]");
-        assert_eq!(items(b"[1}{2]", &r), vec!["[1}", "{2]"]);
-    }
-
-    #[test]
-    fn array_items() {
-        let input = " [ 1 ,\"a,]\" ,{\"b\":[2,3]}\n,[],-0.5e-3 , null ] \n";
-        let r = every_cut(Mode::ArrayItems, input);
-        assert_eq!(
-            items(input.as_bytes(), &r),
-            vec!["1", "\"a,]\"", "{\"b\":[2,3]}", "[]", "-0.5e-3", "null"]
-        );
-        assert_eq!(r.error, None);
-        for input in ["[]", " [ ] ", "[\n]\n"] {
-            let r = every_cut(Mode::ArrayItems, input);
-            assert!(r.items.is_empty() && r.error.is_none(), "{input:?}");
-        }
-    }
-
-    #[test]
-    fn array_items_errors() {
-        for (input, items_before, at, line) in [
-            ("", 0, 0, 1),
-            ("  ", 0, 2, 1),
-            ("{}", 0, 0, 1),
-            ("1", 0, 0, 1),
-            ("[", 0, 1, 1),
-            ("[1", 1, 2, 1),
-            ("[1,", 1, 3, 1),
-            ("[1,]", 1, 3, 1),
-            ("[,1]", 0, 1, 1),
-            ("[1 2]", 1, 3, 1),
-            ("[1]\n]", 1, 4, 2),
-            ("[1] x", 1, 4, 1),
-            ("[1][2]", 1, 3, 1),
-            ("[1:2]", 1, 2, 1),
-            ("[1,\n}", 1, 4, 2),
-        ] {
-            let r = every_cut(Mode::ArrayItems, input);
-            assert_eq!(r.items.len(), items_before, "{input:?}");
-            assert_eq!(r.error, Some((at, line)), "{input:?}");
-        }
-        // An item cut short is handed to the parser, then the missing `]` is reported at the end.
-        let r = every_cut(Mode::ArrayItems, "[1,{\"a\":[");
-        assert!(r.open);
-        assert_eq!(r.items.last(), Some(&(3, 9, 1)));
-        assert_eq!(r.error, Some((9, 1)));
-    }
-
-    #[test]
-    fn deep_nesting_needs_no_recursion() {
-        let depth = 1_000_000;
-        let input = format!("{}{}", "[".repeat(depth), "]".repeat(depth));
-        let mut s = Splitter::new(Mode::Documents);
-        let mut out = Vec::new();
-        for piece in input.as_bytes().chunks(4096) {
-            s.feed(piece, &mut out).unwrap();
-        }
-        assert_eq!(
-            out,
-            vec![Span {
-                start: 0,
-                end: 2 * depth as u64,
-                line: 1
-            }]
-        );
-    }
-
-    #[test]
-    fn failed_splitter_stays_failed() {
-        let mut s = Splitter::new(Mode::Documents);
-        let mut out = Vec::new();
-        assert!(s.feed(b"1 }", &mut out).is_err());
-        assert_eq!(
-            s.feed(b"2", &mut out),
-            Err(SplitError {
-                position: 2,
-                line: 1
-            })
-        );
-        assert_eq!(out.len(), 1);
-        assert!(s.finish().error.is_some());
-    }
-
-    #[test]
-    fn long_stream_offsets() {
-        let line = "{\"k\":\"v\",\"n\":[1,2,3]}\n";
-        let input = line.repeat(10_000);
-        let mut s = Splitter::new(Mode::Documents);
-        let mut out = Vec::new();
-        for piece in input.as_bytes().chunks(997) {
-            s.feed(piece, &mut out).unwrap();
-        }
-        assert_eq!(out.len(), 10_000);
-        for (k, span) in out.iter().enumerate() {
-            let start = (k * line.len()) as u64;
-            assert_eq!(
-                *span,
-                Span {
-                    start,
-                    end: start + line.len() as u64 - 1,
-                    line: k as u64 + 1
-                }
-            );
-        }
-    }
-}
+mod tests;

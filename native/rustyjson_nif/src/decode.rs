@@ -10,6 +10,7 @@
 //! - `maps`: objects into maps (flat maps, large maps, duplicate keys).
 //! - `slices`: the decode on a normal scheduler in slices, the dirty decode, and dirty builds of large containers.
 //! - `detached`: large decodes built apart from the caller's heap and sent as a message.
+//! - `items`: many small documents of one binary in one call (`RustyJson.Stream`).
 //!
 //! This file holds what they share: the options, the key and builder state, and the per-thread tables.
 
@@ -81,12 +82,14 @@ fn options(opts: Term) -> (u32, Limits) {
 
 mod builder;
 mod detached;
+mod items;
 mod maps;
 mod slices;
 
 use maps::{LargeShape, Shape};
 
 pub use detached::decode_detached;
+pub use items::{decode_items, ItemDecoder, SPAN_BYTES};
 pub use slices::{decode, decode_dirty};
 
 type T = ErlNifTerm;

@@ -152,14 +152,30 @@ fn splitter_new(
     stream::new(mode)
 }
 
-/// Feeds the next chunk (at most 64 KiB) to a splitter: `{spans, open_start | nil, {position, line} | nil}`.
+/// Feeds the next chunk (at most 64 KiB) to a splitter, decoding the items it can with `opts` (unless nil):
+/// `{spans, values, open_start | nil, {position, line} | nil}`.
 #[rustler::nif]
 fn split_chunk<'a>(
     env: Env<'a>,
     splitter: rustler::ResourceArc<stream::StreamSplitter>,
-    chunk: Binary<'a>,
+    chunk: Term<'a>,
+    opts: Term<'a>,
 ) -> rustler::NifResult<Term<'a>> {
-    stream::chunk(env, splitter, chunk)
+    stream::chunk(env, splitter, chunk, opts)
+}
+
+/// Decodes the items of `spans` (from `split_chunk/2`) that lie in `slice` (at stream offset `base`), consing
+/// them onto `values`: `{values, spans_left}` (an item that fails, a large one, and those after ~0.5 ms are left).
+#[rustler::nif]
+fn decode_items<'a>(
+    env: Env<'a>,
+    slice: Term<'a>,
+    base: Term<'a>,
+    spans: Term<'a>,
+    opts: Term<'a>,
+    values: Term<'a>,
+) -> Term<'a> {
+    decode::decode_items(env, slice, base, spans, opts, values)
 }
 
 /// Ends a splitter's stream: `{spans, open?, {position, line} | nil}`.

@@ -1,11 +1,12 @@
 //! `RustyJson.Stream`'s splitter: the core's [`Splitter`] in a resource, fed one chunk per call.
 //!
-//! Each call scans its chunk once (Elixir sends at most [`MAX_CHUNK`] bytes per call: well under a millisecond
+//! Each call scans its chunk once (decoding the items as it finds them, when asked) (Elixir sends at most [`MAX_CHUNK`] bytes per call: well under a millisecond
 //! of a normal scheduler) and returns the items that end in it as one binary of big-endian `u64` triples
 //! (start, end, line), cheap to build and to match however many items a chunk holds.
 
 use std::sync::Mutex;
 
+use crate::decode::{ItemDecoder, SPAN_BYTES};
 use rustler::types::atom::nil;
 use rustler::{Atom, Binary, Encoder, Env, NifResult, OwnedBinary, ResourceArc, Term};
 use rustyjson_core::splitter::{Mode, Span, SplitError, Splitter};
@@ -35,24 +36,48 @@ pub fn new(mode: Atom) -> NifResult<ResourceArc<StreamSplitter>> {
     )))))
 }
 
-/// `{spans, open, error}`: the items ending in `chunk`, where the item still open at its end starts (or nil),
-/// and the first structural error as `{position, line}` (or nil).
+/// `{spans, values, open, error}`: the items ending in `chunk` (at most [`MAX_CHUNK`] bytes), where the item
+/// still open at its end starts (or nil), and the first structural error as `{position, line}` (or nil).
+///
+/// With decode options (`opts` not nil), each item that starts in the chunk is decoded as the splitter reaches
+/// it (`decode::ItemDecoder`): its value goes to `values`, in order, and only the items it could not take (the
+/// one continued from the last chunk, an invalid one and those after it, those after the call's time) are
+/// spans; the continued item comes before the values, the others after.
 pub fn chunk<'a>(
     env: Env<'a>,
     splitter: ResourceArc<StreamSplitter>,
-    chunk: Binary<'a>,
+    chunk: Term<'a>,
+    opts: Term<'a>,
 ) -> NifResult<Term<'a>> {
-    if chunk.len() > MAX_CHUNK {
+    let bytes: Binary = chunk.decode()?;
+    let bytes = bytes.as_slice();
+    if bytes.len() > MAX_CHUNK {
         return Err(rustler::Error::BadArg);
     }
     let mut s = splitter.0.lock().map_err(|_| rustler::Error::BadArg)?;
     let mut spans = Vec::new();
-    let error = s.feed(chunk.as_slice(), &mut spans).err();
+    let mut values = Vec::new();
+    let error = if opts == nil().to_term(env) {
+        s.feed(bytes, &mut spans).err()
+    } else {
+        let mut decoder = ItemDecoder::new(env, chunk, bytes, opts);
+        let fed = s.feed_direct(bytes, &mut spans, &mut values, |bytes, at| {
+            decoder.value_at(bytes, at)
+        });
+        decoder.finish();
+        fed.err()
+    };
     let open = match (error, s.open_item()) {
         (None, Some(start)) => start.encode(env),
         _ => nil().encode(env),
     };
-    Ok((spans_binary(env, &spans), open, error_term(env, error)).encode(env))
+    Ok((
+        spans_binary(env, &spans),
+        values,
+        open,
+        error_term(env, error),
+    )
+        .encode(env))
 }
 
 /// `{spans, open?, error}` at the end of the stream: the last item (0 or 1 spans; `open?` when it was cut
@@ -70,8 +95,8 @@ pub fn finish(env: Env<'_>, splitter: ResourceArc<StreamSplitter>) -> NifResult<
 }
 
 fn spans_binary<'a>(env: Env<'a>, spans: &[Span]) -> Term<'a> {
-    let mut bin = OwnedBinary::new(spans.len() * 24);
-    for (out, span) in bin.as_mut_slice().chunks_exact_mut(24).zip(spans) {
+    let mut bin = OwnedBinary::new(spans.len() * SPAN_BYTES);
+    for (out, span) in bin.as_mut_slice().chunks_exact_mut(SPAN_BYTES).zip(spans) {
         out[..8].copy_from_slice(&span.start.to_be_bytes());
         out[8..16].copy_from_slice(&span.end.to_be_bytes());
         out[16..].copy_from_slice(&span.line.to_be_bytes());

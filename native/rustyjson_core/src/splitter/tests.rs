@@ -1,0 +1,343 @@
+use super::*;
+use crate::parser::{parse_value, Builder, Stacks, Str};
+
+#[derive(Debug, PartialEq)]
+struct Run {
+    items: Vec<(u64, u64, u64)>,
+    open: bool,
+    error: Option<(u64, u64)>,
+}
+
+/// Feeds `input` in pieces cut at `cuts` and collects every item and the first error.
+fn run(mode: Mode, input: &[u8], cuts: &[usize]) -> Run {
+    let mut s = Splitter::new(mode);
+    let mut spans = Vec::new();
+    let mut from = 0;
+    let mut error = None;
+    for &cut in cuts.iter().chain(std::iter::once(&input.len())) {
+        if let Err(e) = s.feed(&input[from..cut], &mut spans) {
+            error = Some((e.position, e.line));
+            break;
+        }
+        from = cut;
+    }
+    let mut open = false;
+    if error.is_none() {
+        let end = s.finish();
+        spans.extend(end.last);
+        open = end.open;
+        error = end.error.map(|e| (e.position, e.line));
+    }
+    Run {
+        items: spans.iter().map(|s| (s.start, s.end, s.line)).collect(),
+        open,
+        error,
+    }
+}
+
+fn items<'a>(input: &'a [u8], r: &Run) -> Vec<&'a str> {
+    r.items
+        .iter()
+        .map(|&(s, e, _)| std::str::from_utf8(&input[s as usize..e as usize]).unwrap())
+        .collect()
+}
+
+/// Builds nothing: the tests below only need where the parser says a value ends.
+struct Nothing;
+
+impl Builder for Nothing {
+    type V = ();
+    type K = ();
+    fn null(&mut self) {}
+    fn boolean(&mut self, _: bool) {}
+    fn int(&mut self, _: i64) {}
+    fn big_int(&mut self, _: &[u8]) {}
+    fn float(&mut self, _: &[u8], _: f64) {}
+    fn string(&mut self, _: Str) {}
+    fn key(&mut self, _: Str) -> Result<(), ()> {
+        Ok(())
+    }
+    fn array(&mut self, _: &[()]) {}
+    fn object(&mut self, _: &[()], _: &[()]) {}
+}
+
+/// [`run`] with [`Splitter::feed_direct`] and the real parser, declining every `decline`-th item (0: never):
+/// the items parsed directly, merged with the spans by their start, give the same run.
+fn run_direct(mode: Mode, input: &[u8], cuts: &[usize], decline: usize) -> Run {
+    let mut s = Splitter::new(mode);
+    let mut spans = Vec::new();
+    let mut offered = 0;
+    let mut from = 0;
+    let mut error = None;
+    for &cut in cuts.iter().chain(std::iter::once(&input.len())) {
+        let chunk = &input[from..cut];
+        let base = s.offset();
+        let mut values = Vec::new();
+        let fed = s.feed_direct(chunk, &mut spans, &mut values, |chunk, i| {
+            offered += 1;
+            if decline > 0 && offered % decline == 0 {
+                return None;
+            }
+            let mut pos = i;
+            let mut stacks = Stacks::default();
+            parse_value(chunk, &mut Nothing, &mut stacks, &mut pos).ok()?;
+            Some((pos, (base + i as u64, base + pos as u64)))
+        });
+        for (start, end) in values {
+            let line = 1 + input[..start as usize]
+                .iter()
+                .filter(|&&c| c == b'\n')
+                .count();
+            spans.push(Span {
+                start,
+                end,
+                line: line as u64,
+            });
+        }
+        if let Err(e) = fed {
+            error = Some((e.position, e.line));
+            break;
+        }
+        from = cut;
+    }
+    let mut open = false;
+    if error.is_none() {
+        let end = s.finish();
+        spans.extend(end.last);
+        open = end.open;
+        error = end.error.map(|e| (e.position, e.line));
+    }
+    spans.sort_by_key(|s| s.start);
+    Run {
+        items: spans.iter().map(|s| (s.start, s.end, s.line)).collect(),
+        open,
+        error,
+    }
+}
+
+/// The same result whole, at every single cut point, at every pair of cut points, and byte by byte; and the
+/// same again with items parsed directly (always, or declining some).
+fn every_cut(mode: Mode, input: &str) -> Run {
+    let bytes = input.as_bytes();
+    let whole = run(mode, bytes, &[]);
+    for decline in [0, 1, 2, 3] {
+        assert_eq!(
+            run_direct(mode, bytes, &[], decline),
+            whole,
+            "direct, {input:?}"
+        );
+        for a in 0..=bytes.len() {
+            let direct = run_direct(mode, bytes, &[a], decline);
+            assert_eq!(direct, whole, "direct, cut at {a} of {input:?}");
+        }
+        let singles: Vec<usize> = (1..bytes.len()).collect();
+        assert_eq!(run_direct(mode, bytes, &singles, decline), whole);
+    }
+    for a in 0..=bytes.len() {
+        assert_eq!(run(mode, bytes, &[a]), whole, "cut at {a} of {input:?}");
+        for b in a..=bytes.len() {
+            assert_eq!(
+                run(mode, bytes, &[a, b]),
+                whole,
+                "cuts {a},{b} of {input:?}"
+            );
+        }
+    }
+    let singles: Vec<usize> = (1..bytes.len()).collect();
+    assert_eq!(
+        run(mode, bytes, &singles),
+        whole,
+        "1-byte pieces of {input:?}"
+    );
+    whole
+}
+
+#[test]
+fn documents_lines_and_concatenated() {
+    let input = "{\"a\":[1,\"]\\\"\"]}\r\n\n  1 -2.5e3\ttrue\"x\\\\\"[][{}]\nnull";
+    let r = every_cut(Mode::Documents, input);
+    assert_eq!(
+        items(input.as_bytes(), &r),
+        vec![
+            "{\"a\":[1,\"]\\\"\"]}",
+            "1",
+            "-2.5e3",
+            "true",
+            "\"x\\\\\"",
+            "[]",
+            "[{}]",
+            "null"
+        ]
+    );
+    assert_eq!(
+        r.items.iter().map(|i| i.2).collect::<Vec<_>>(),
+        vec![1, 3, 3, 3, 3, 3, 3, 4]
+    );
+    assert!(!r.open);
+    assert_eq!(r.error, None);
+}
+
+#[test]
+fn documents_empty_and_blank() {
+    for input in ["", "\n\n", " \r\n\t"] {
+        let r = every_cut(Mode::Documents, input);
+        assert!(r.items.is_empty() && r.error.is_none());
+    }
+}
+
+#[test]
+fn documents_errors() {
+    let r = every_cut(Mode::Documents, "1\n]");
+    assert_eq!((r.items.len(), r.error), (1, Some((2, 2))));
+    for (input, at) in [(",", 0), ("[1] :", 4), ("{}}", 2)] {
+        assert_eq!(every_cut(Mode::Documents, input).error, Some((at, 1)));
+    }
+}
+
+#[test]
+fn documents_cut_short_items_are_open() {
+    for input in ["[1,2", "{\"a\":\"}", "\"abc\\", "[[[]]"] {
+        let r = every_cut(Mode::Documents, input);
+        assert!(r.open, "{input:?}");
+        assert_eq!(r.items, vec![(0, input.len() as u64, 1)]);
+        assert_eq!(r.error, None);
+    }
+    // A scalar at the end of the stream is complete.
+    let r = every_cut(Mode::Documents, "[] 12");
+    assert!(!r.open);
+    assert_eq!(items(b"[] 12", &r), vec!["[]", "12"]);
+}
+
+#[test]
+fn mismatched_brackets_are_one_item_for_the_parser() {
+    let r = every_cut(Mode::Documents, "[1}{2]");
+    assert_eq!(items(b"[1}{2]", &r), vec!["[1}", "{2]"]);
+}
+
+#[test]
+fn array_items() {
+    let input = " [ 1 ,\"a,]\" ,{\"b\":[2,3]}\n,[],-0.5e-3 , null ] \n";
+    let r = every_cut(Mode::ArrayItems, input);
+    assert_eq!(
+        items(input.as_bytes(), &r),
+        vec!["1", "\"a,]\"", "{\"b\":[2,3]}", "[]", "-0.5e-3", "null"]
+    );
+    assert_eq!(r.error, None);
+    for input in ["[]", " [ ] ", "[\n]\n"] {
+        let r = every_cut(Mode::ArrayItems, input);
+        assert!(r.items.is_empty() && r.error.is_none(), "{input:?}");
+    }
+}
+
+#[test]
+fn array_items_errors() {
+    for (input, items_before, at, line) in [
+        ("", 0, 0, 1),
+        ("  ", 0, 2, 1),
+        ("{}", 0, 0, 1),
+        ("1", 0, 0, 1),
+        ("[", 0, 1, 1),
+        ("[1", 1, 2, 1),
+        ("[1,", 1, 3, 1),
+        ("[1,]", 1, 3, 1),
+        ("[,1]", 0, 1, 1),
+        ("[1 2]", 1, 3, 1),
+        ("[1]\n]", 1, 4, 2),
+        ("[1] x", 1, 4, 1),
+        ("[1][2]", 1, 3, 1),
+        ("[1:2]", 1, 2, 1),
+        ("[1,\n}", 1, 4, 2),
+    ] {
+        let r = every_cut(Mode::ArrayItems, input);
+        assert_eq!(r.items.len(), items_before, "{input:?}");
+        assert_eq!(r.error, Some((at, line)), "{input:?}");
+    }
+    // An item cut short is handed to the parser, then the missing `]` is reported at the end.
+    let r = every_cut(Mode::ArrayItems, "[1,{\"a\":[");
+    assert!(r.open);
+    assert_eq!(r.items.last(), Some(&(3, 9, 1)));
+    assert_eq!(r.error, Some((9, 1)));
+}
+
+#[test]
+fn deep_nesting_needs_no_recursion() {
+    let depth = 1_000_000;
+    let input = format!("{}{}", "[".repeat(depth), "]".repeat(depth));
+    let mut s = Splitter::new(Mode::Documents);
+    let mut out = Vec::new();
+    for piece in input.as_bytes().chunks(4096) {
+        s.feed(piece, &mut out).unwrap();
+    }
+    assert_eq!(
+        out,
+        vec![Span {
+            start: 0,
+            end: 2 * depth as u64,
+            line: 1
+        }]
+    );
+}
+
+#[test]
+fn failed_splitter_stays_failed() {
+    let mut s = Splitter::new(Mode::Documents);
+    let mut out = Vec::new();
+    assert!(s.feed(b"1 }", &mut out).is_err());
+    assert_eq!(
+        s.feed(b"2", &mut out),
+        Err(SplitError {
+            position: 2,
+            line: 1
+        })
+    );
+    assert_eq!(out.len(), 1);
+    assert!(s.finish().error.is_some());
+}
+
+#[test]
+fn long_stream_offsets() {
+    let line = "{\"k\":\"v\",\"n\":[1,2,3]}\n";
+    let input = line.repeat(10_000);
+    let mut s = Splitter::new(Mode::Documents);
+    let mut out = Vec::new();
+    for piece in input.as_bytes().chunks(997) {
+        s.feed(piece, &mut out).unwrap();
+    }
+    assert_eq!(out.len(), 10_000);
+    for (k, span) in out.iter().enumerate() {
+        let start = (k * line.len()) as u64;
+        assert_eq!(
+            *span,
+            Span {
+                start,
+                end: start + line.len() as u64 - 1,
+                line: k as u64 + 1
+            }
+        );
+    }
+}
+
+#[test]
+fn direct_items_keep_lines_and_scalar_ends() {
+    // Pretty documents (newlines inside containers), scalars followed by every delimiter, and scalars that the
+    // parser ends before the splitter does (`1x`: one item for the splitter, which the parser rejects).
+    for input in [
+        "{\n  \"a\": [\n    1\n  ]\n}\n[\n]\n7",
+        "1 2\t3\r\n4[5]6{}7\"8\"true null,",
+        "1x 2",
+        "tru e",
+        "-\n1",
+        "[1,2]]",
+        "\"a\"\"b\"{}[]",
+    ] {
+        every_cut(Mode::Documents, input);
+    }
+    for input in [
+        "[\n {\"a\":\n1},\n 2 ,3\n]",
+        "[1x,2]",
+        "[true,fals]",
+        "[\"a\",1e5,[],{}]",
+    ] {
+        every_cut(Mode::ArrayItems, input);
+    }
+}
