@@ -105,6 +105,46 @@ fn ends_scalar(b: u8) -> bool {
     )
 }
 
+/// The newlines in `bytes`: 16 bytes a step with SSE2 (every x86-64 has it), 8 a step elsewhere. (A plain
+/// `filter().count()` compiles to 2 bytes a step, byte-wide counters to a bit-by-bit extraction: both were a
+/// sixth of a stream's decode time.)
+fn count_newlines(bytes: &[u8]) -> u64 {
+    let mut total = 0u64;
+    let mut steps = bytes.chunks_exact(16);
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{
+            __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_set1_epi8,
+        };
+        // SAFETY: SSE2 is part of x86-64; each load reads the 16 bytes of one step.
+        unsafe {
+            let newline = _mm_set1_epi8(b'\n' as i8);
+            for step in &mut steps {
+                let v = _mm_loadu_si128(step.as_ptr().cast::<__m128i>());
+                total += u64::from(_mm_movemask_epi8(_mm_cmpeq_epi8(v, newline)).count_ones());
+            }
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    for step in &mut steps {
+        for word in step.chunks_exact(8) {
+            total += u64::from(newlines_in_word(u64::from_le_bytes(
+                word.try_into().expect("8 bytes"),
+            )));
+        }
+    }
+    total + steps.remainder().iter().filter(|&&b| b == b'\n').count() as u64
+}
+
+/// The newline bytes of `word` (the high bit of each byte that is zero after the xor, exactly those: the sum
+/// of low seven bits plus 0x7f carries into the high bit only, never into the next byte).
+#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
+fn newlines_in_word(word: u64) -> u32 {
+    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    let t = word ^ 0x0a0a_0a0a_0a0a_0a0a;
+    (!(((t & LOW7) + LOW7) | t | LOW7)).count_ones()
+}
+
 impl Splitter {
     /// A splitter at the start of a stream.
     pub fn new(mode: Mode) -> Self {
@@ -261,9 +301,7 @@ impl Splitter {
         }
         match chunk[i] {
             // Raw newlines are invalid inside strings: the only ones in a container are whitespace.
-            b'[' | b'{' => {
-                self.newlines += chunk[i..end].iter().filter(|&&c| c == b'\n').count() as u64
-            }
+            b'[' | b'{' => self.newlines += count_newlines(&chunk[i..end]),
             b'"' => {}
             _ if end == chunk.len() || !ends_scalar(chunk[end]) => return None,
             _ => {}

@@ -341,3 +341,40 @@ fn direct_items_keep_lines_and_scalar_ends() {
         every_cut(Mode::ArrayItems, input);
     }
 }
+
+#[test]
+fn newlines_counted_in_blocks() {
+    let mut bytes = Vec::new();
+    let mut state = 7u32;
+    for _ in 0..20_000 {
+        state = state.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+        bytes.push(if state >> 28 < 3 {
+            b'\n'
+        } else {
+            (state >> 16) as u8
+        });
+    }
+    for len in [0, 1, 31, 32, 33, 255 * 32, 255 * 32 + 1, 9_999, 20_000] {
+        for from in [0, 1, 17] {
+            let part = &bytes[from.min(len)..len];
+            let naive = part.iter().filter(|&&b| b == b'\n').count() as u64;
+            assert_eq!(count_newlines(part), naive, "{from}..{len}");
+        }
+    }
+    assert_eq!(count_newlines(&[b'\n'; 10_000]), 10_000);
+    // The word-at-a-time count other targets use.
+    for word in bytes.chunks_exact(8) {
+        let naive = word.iter().filter(|&&b| b == b'\n').count() as u32;
+        assert_eq!(
+            newlines_in_word(u64::from_le_bytes(word.try_into().unwrap())),
+            naive
+        );
+    }
+    for b in 0..=255u8 {
+        assert_eq!(
+            newlines_in_word(u64::from(b) << 56),
+            u32::from(b == b'\n'),
+            "{b}"
+        );
+    }
+}
