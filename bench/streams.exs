@@ -22,6 +22,8 @@ defmodule RustyJson.Bench.Streams do
     )
 
     otp_json? = Code.ensure_loaded?(:json) and function_exported?(:json, :decode_start, 3)
+    # First, while the VM holds little else: RSS then shows what the streams themselves hold.
+    memory(for(i <- 1..20_000, do: small_record(i)), mem_mb)
     small = for i <- 1..n, do: small_record(i)
     large = for i <- 1..n, do: large_record(i)
     inputs = for {name, records} <- [small: small, large: large], do: {name, prepare(records)}
@@ -29,7 +31,6 @@ defmodule RustyJson.Bench.Streams do
     decoding(inputs, rounds, otp_json?)
     array_items(Keyword.fetch!(inputs, :small), rounds)
     encoding([small: small, large: large], rounds)
-    memory(small, mem_mb)
 
     IO.puts("\nTotal: #{div(System.monotonic_time(:millisecond) - started, 1000)} s")
   end
@@ -124,7 +125,7 @@ defmodule RustyJson.Bench.Streams do
 
     stats = Harness.compare_all(cases, timing(rounds))
 
-    IO.puts("## 1. JSON Lines decode (64 KiB chunks)\n")
+    IO.puts("## 2. JSON Lines decode (64 KiB chunks)\n")
 
     IO.puts(
       "| records | text | decode_documents (a) | decode! array (b) | split + decode! (c) | :json (d) | a / b | c / a | d / a |"
@@ -186,7 +187,7 @@ defmodule RustyJson.Bench.Streams do
         timing(rounds)
       )
 
-    IO.puts("## 2. decode_array (small records, 64 KiB chunks)\n")
+    IO.puts("## 3. decode_array (small records, 64 KiB chunks)\n")
     IO.puts("| array | decode_array | decode! whole | decode_array / decode! |")
     IO.puts("| ---: | ---: | ---: | ---: |")
 
@@ -210,7 +211,7 @@ defmodule RustyJson.Bench.Streams do
 
     stats = Harness.compare_all(cases, timing(rounds))
 
-    IO.puts("## 3. Encode (streams consumed by Enum.reduce counting bytes)\n")
+    IO.puts("## 4. Encode (streams consumed by Enum.reduce counting bytes)\n")
 
     IO.puts(
       "| records | encode_lines | encode_array | encode! whole list | lines / whole | array / whole |"
@@ -239,12 +240,12 @@ defmodule RustyJson.Bench.Streams do
   defp memory(small, mb) do
     total = mb * 1_048_576
     every = 100 * 1_048_576
-    block = Enum.take(small, 20_000)
+    block = small
     lines = cut(IO.iodata_to_binary(Enum.map(block, &[RustyJson.encode!(&1), ?\n])))
     items = cut(IO.iodata_to_binary(Enum.map(block, &[RustyJson.encode!(&1), ?,])))
     last = RustyJson.encode!(hd(small)) <> "]"
 
-    IO.puts("## 4. RSS while ~#{mb} MB streams through (small records)\n")
+    IO.puts("## 1. RSS while ~#{mb} MB streams through (small records)\n")
 
     IO.puts(
       "| case | bytes | items | time | RSS before | RSS max | RSS after | growth (max - before) |"
@@ -284,6 +285,20 @@ defmodule RustyJson.Bench.Streams do
         |> Stream.cycle()
         |> Stream.take(div(total, per))
         |> RustyJson.Stream.encode_lines()
+        |> sample.()
+        |> Stream.into(File.stream!("/dev/null", [:delayed_write]))
+        |> Enum.count()
+      end,
+      every
+    )
+
+    rss_case(
+      "encode_array to /dev/null",
+      fn sample ->
+        small
+        |> Stream.cycle()
+        |> Stream.take(div(total, per))
+        |> RustyJson.Stream.encode_array()
         |> sample.()
         |> Stream.into(File.stream!("/dev/null", [:delayed_write]))
         |> Enum.count()

@@ -154,6 +154,7 @@ defmodule RustyJson.Stream do
       fn ->
         # Options parsed (and checked) once for the whole stream.
         parsed = RustyJson.DecodeOptions.parse(opts)
+
         # The NIF decodes items as it finds them, unless a key function must run on them in Elixir.
         direct = if elem(parsed, 1) == nil, do: elem(parsed, 0)
 
@@ -176,14 +177,22 @@ defmodule RustyJson.Stream do
 
   defp feed(chunk, state) do
     case feed_slices(chunk, state, []) do
-      {values, {:failed, exception}} -> {failing(values, exception), :failed}
-      {values, state} -> {:lists.reverse(values), state}
+      {segments, {:failed, exception}} -> {failing(segments, exception), :failed}
+      {segments, state} -> {emitted(segments), state}
     end
   end
 
+  # The values decoded from a chunk are kept as segments, lists in document order, latest segment first: the NIF's
+  # list of a whole chunk is emitted as it is (no copy), and items decoded one by one are one-value segments.
+  defp emitted([segment]), do: segment
+  defp emitted(segments), do: segments |> :lists.reverse() |> :lists.append()
+
+  defp add([], segments), do: segments
+  defp add(values, segments), do: [values | segments]
+
   # The values, then the exception raised when the consumer asks for the next one.
-  defp failing(values, exception) do
-    Stream.concat(:lists.reverse(values), Stream.map([exception], &raise/1))
+  defp failing(segments, exception) do
+    Stream.concat(emitted(segments), Stream.map([exception], &raise/1))
   end
 
   defp feed_slices(chunk, state, values) when byte_size(chunk) > @max_call do
@@ -197,7 +206,7 @@ defmodule RustyJson.Stream do
 
   defp feed_slices(chunk, state, values), do: feed_slice(chunk, state, values)
 
-  # `values` (reversed) are the items decoded so far from this chunk.
+  # `values` are the segments decoded so far from this chunk.
   defp feed_slice(slice, %{base: base} = state, values) do
     {spans, decoded, open, error} = Native.split_chunk(state.splitter, slice, state.direct)
 
@@ -236,7 +245,7 @@ defmodule RustyJson.Stream do
         {failing(values, exception), :failed}
 
       {values, state} ->
-        {:lists.reverse(values), state}
+        {emitted(values), state}
     end
   end
 
@@ -248,12 +257,12 @@ defmodule RustyJson.Stream do
 
     case item(continued, slice, base, state, values) do
       {_values, {:failed, _}} = failed -> failed
-      {values, state} -> items(rest, slice, base, state, :lists.reverse(decoded, values))
+      {values, state} -> items(rest, slice, base, state, add(decoded, values))
     end
   end
 
   defp items(spans, decoded, slice, base, state, values),
-    do: items(spans, slice, base, state, :lists.reverse(decoded, values))
+    do: items(spans, slice, base, state, add(decoded, values))
 
   # Decodes the items in `spans` (`<<start::64, end::64, line::64>>` each) that end in `slice` (at `base`). Items
   # wholly inside the slice go to the NIF in one call (unless a key function is set: it runs in Elixir); an item
@@ -261,9 +270,12 @@ defmodule RustyJson.Stream do
   # decoded one by one.
   defp items(<<start::64, _::binary>> = spans, slice, base, state, values)
        when start >= base and elem(state.parsed, 1) == nil do
-    case Native.decode_items(slice, base, spans, elem(state.parsed, 0), values) do
-      {values, <<>>} -> {values, state}
-      {values, rest} -> item(rest, slice, base, state, values)
+    {decoded, rest} = Native.decode_items(slice, base, spans, elem(state.parsed, 0), [])
+    values = add(:lists.reverse(decoded), values)
+
+    case rest do
+      <<>> -> {values, state}
+      rest -> item(rest, slice, base, state, values)
     end
   end
 
@@ -278,7 +290,7 @@ defmodule RustyJson.Stream do
 
     case RustyJson.decode_parsed(item, state.parsed) do
       {:ok, value} ->
-        items(rest, slice, base, %{state | pending: nil}, [value | values])
+        items(rest, slice, base, %{state | pending: nil}, [[value] | values])
 
       {:error, %DecodeError{position: at} = error} ->
         exception = %DecodeError{
