@@ -153,9 +153,98 @@ fn skip_to_special_swar(input: &[u8], mut pos: usize) -> (usize, bool) {
     (pos, h)
 }
 
+/// Decodes the UTF-8 sequence at `s[i]` (a byte >= 0x80) as the BEAM's `<<c::utf8>>` match does: no overlong
+/// forms, no surrogates, nothing above U+10FFFF. Returns the code point and length, or `None`.
+#[inline]
+pub fn decode_utf8(s: &[u8], i: usize) -> Option<(u32, usize)> {
+    let b0 = s[i] as u32;
+    let cont = |k: usize| -> Option<u32> {
+        match s.get(i + k) {
+            Some(&b) if b & 0xC0 == 0x80 => Some((b & 0x3F) as u32),
+            _ => None,
+        }
+    };
+    match b0 {
+        0xC2..=0xDF => Some((((b0 & 0x1F) << 6) | cont(1)?, 2)),
+        0xE0..=0xEF => {
+            let c = ((b0 & 0x0F) << 12) | (cont(1)? << 6) | cont(2)?;
+            if c < 0x800 || (0xD800..=0xDFFF).contains(&c) {
+                None
+            } else {
+                Some((c, 3))
+            }
+        }
+        0xF0..=0xF4 => {
+            let c = ((b0 & 0x07) << 18) | (cont(1)? << 12) | (cont(2)? << 6) | cont(3)?;
+            if !(0x10000..=0x10FFFF).contains(&c) {
+                None
+            } else {
+                Some((c, 4))
+            }
+        }
+        _ => None,
+    }
+}
+
+/// Checks that `bytes` is UTF-8 (the rules of [`decode_utf8`], which are `std::str::from_utf8`'s); returns the
+/// index of the first invalid sequence. Short runs (text between escapes) are checked here in line: the call
+/// into `from_utf8` cost more than the check for them.
+#[inline]
+pub fn validate(bytes: &[u8]) -> Result<(), usize> {
+    if bytes.len() > 64 {
+        return std::str::from_utf8(bytes)
+            .map(|_| ())
+            .map_err(|e| e.valid_up_to());
+    }
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] < 0x80 {
+            i += 1;
+            continue;
+        }
+        match decode_utf8(bytes, i) {
+            Some((_, len)) => i += len,
+            None => return Err(i),
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn validate_agrees_with_from_utf8() {
+        // Every 1- and 2-byte input, and 3- and 4-byte ones around each boundary of the rules, at every length
+        // on both sides of the in-line limit.
+        let mut inputs: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
+        for a in 0x80..=0xFFu8 {
+            for b in [
+                0x00, 0x41, 0x7F, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0xFF,
+            ] {
+                inputs.push(vec![a, b]);
+                for c in [0x80, 0xBF, 0x41] {
+                    inputs.push(vec![a, b, c]);
+                    inputs.push(vec![a, b, c, 0x80]);
+                    inputs.push(vec![a, b, c, 0xBF]);
+                }
+            }
+        }
+        for text in ["«ça» — ü", "日本語", "😀x", ""] {
+            inputs.push(text.as_bytes().to_vec());
+        }
+        for input in inputs {
+            for pad in [0, 5, 29, 40] {
+                let mut v = vec![b'a'; pad];
+                v.extend_from_slice(&input);
+                let expected = std::str::from_utf8(&v)
+                    .map(|_| ())
+                    .map_err(|e| e.valid_up_to());
+                assert_eq!(validate(&v), expected, "{v:x?}");
+            }
+        }
+    }
 
     #[test]
     fn skip_ws_stops_at_the_first_other_byte() {

@@ -41,7 +41,7 @@ impl Parser<'_> {
                 validate_utf8(input, run, end)?;
             }
             pos = end;
-            self.scratch.extend_from_slice(&input[run..pos]);
+            push_run(&mut self.scratch, input, run, pos);
             match input.get(pos) {
                 Some(b'"') => {
                     self.pos = pos + 1;
@@ -131,9 +131,29 @@ impl Parser<'_> {
 /// Jason reports invalid UTF-8 at the first byte of the offending sequence.
 #[inline]
 pub(super) fn validate_utf8(input: &[u8], start: usize, end: usize) -> Result<(), ParseError> {
-    match std::str::from_utf8(&input[start..end]) {
-        Ok(_) => Ok(()),
-        Err(e) => Err(ParseError::UnexpectedByte(start + e.valid_up_to())),
+    utf8::validate(&input[start..end]).map_err(|at| ParseError::UnexpectedByte(start + at))
+}
+
+/// Appends `input[from..to]` to `scratch`. A run of up to 16 bytes (the text between escapes) is copied as one
+/// 16-byte block and the length set after, rather than through a `memcpy` call.
+#[inline(always)]
+fn push_run(scratch: &mut Vec<u8>, input: &[u8], from: usize, to: usize) {
+    let n = to - from;
+    if n <= 16 && from + 16 <= input.len() {
+        scratch.reserve(16);
+        // SAFETY: 16 bytes are readable at `from` (checked) and writable past the length (reserved); only the
+        // first `n` become part of the vector.
+        unsafe {
+            let len = scratch.len();
+            std::ptr::copy_nonoverlapping(
+                input.as_ptr().add(from),
+                scratch.as_mut_ptr().add(len),
+                16,
+            );
+            scratch.set_len(len + n);
+        }
+    } else {
+        scratch.extend_from_slice(&input[from..to]);
     }
 }
 
