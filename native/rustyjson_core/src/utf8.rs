@@ -198,8 +198,14 @@ pub fn validate(bytes: &[u8]) -> Result<(), usize> {
     }
     let mut i = 0;
     while i < bytes.len() {
-        if bytes[i] < 0x80 {
+        let b = bytes[i];
+        if b < 0x80 {
             i += 1;
+            continue;
+        }
+        // Two-byte characters (Latin, Greek, Cyrillic...) in line; the rest through the full rules.
+        if (0xC2..=0xDF).contains(&b) && bytes.get(i + 1).is_some_and(|&c| c & 0xC0 == 0x80) {
+            i += 2;
             continue;
         }
         match decode_utf8(bytes, i) {
