@@ -51,7 +51,9 @@ defmodule RustyJson.StreamTest do
           {:cont, {[v | acc], offset + byte_size(line) + 1}}
 
         {:error, e} ->
-          message = Exception.message(%{e | position: offset + e.position, line: number, offset: offset})
+          message =
+            Exception.message(%{e | position: offset + e.position, line: number, offset: offset})
+
           {:halt, {[{:error, offset + e.position, number, message} | acc], nil}}
       end
     end)
