@@ -249,7 +249,7 @@ mod tests {
             let parts = (state >> 16) % 12;
             for _ in 0..parts {
                 state = state.wrapping_mul(1_103_515_245).wrapping_add(12_345);
-                s.extend(std::iter::repeat(b'a').take(((state >> 16) % 40) as usize));
+                s.extend(std::iter::repeat_n(b'a', ((state >> 16) % 40) as usize));
                 state = state.wrapping_mul(1_103_515_245).wrapping_add(12_345);
                 s.extend_from_slice(pieces[((state >> 16) % 12) as usize]);
             }

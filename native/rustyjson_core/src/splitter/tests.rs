@@ -10,12 +10,50 @@ struct Run {
 
 /// Feeds `input` in pieces cut at `cuts` and collects every item and the first error.
 fn run(mode: Mode, input: &[u8], cuts: &[usize]) -> Run {
+    run_with(mode, input, cuts, None)
+}
+
+/// [`run`] with [`Splitter::feed_direct`] and the real parser, declining every `decline`-th item (0: never):
+/// the items parsed directly, merged with the spans by their start, give the same run.
+fn run_direct(mode: Mode, input: &[u8], cuts: &[usize], decline: usize) -> Run {
+    run_with(mode, input, cuts, Some(decline))
+}
+
+fn run_with(mode: Mode, input: &[u8], cuts: &[usize], direct: Option<usize>) -> Run {
     let mut s = Splitter::new(mode);
     let mut spans = Vec::new();
+    let mut offered = 0;
     let mut from = 0;
     let mut error = None;
     for &cut in cuts.iter().chain(std::iter::once(&input.len())) {
-        if let Err(e) = s.feed(&input[from..cut], &mut spans) {
+        let chunk = &input[from..cut];
+        let base = s.offset();
+        let mut values = Vec::new();
+        let fed = match direct {
+            None => s.feed(chunk, &mut spans),
+            Some(decline) => s.feed_direct(chunk, &mut spans, &mut values, |chunk, i| {
+                offered += 1;
+                if decline > 0 && offered % decline == 0 {
+                    return None;
+                }
+                let mut pos = i;
+                let mut stacks = Stacks::default();
+                parse_value(chunk, &mut Nothing, &mut stacks, &mut pos).ok()?;
+                Some((pos, (base + i as u64, base + pos as u64)))
+            }),
+        };
+        for (start, end) in values {
+            let line = 1 + input[..start as usize]
+                .iter()
+                .filter(|&&c| c == b'\n')
+                .count();
+            spans.push(Span {
+                start,
+                end,
+                line: line as u64,
+            });
+        }
+        if let Err(e) = fed {
             error = Some((e.position, e.line));
             break;
         }
@@ -28,6 +66,7 @@ fn run(mode: Mode, input: &[u8], cuts: &[usize]) -> Run {
         open = end.open;
         error = end.error.map(|e| (e.position, e.line));
     }
+    spans.sort_by_key(|s| s.start);
     Run {
         items: spans.iter().map(|s| (s.start, s.end, s.line)).collect(),
         open,
@@ -59,60 +98,6 @@ impl Builder for Nothing {
     }
     fn array(&mut self, _: &[()]) {}
     fn object(&mut self, _: &[()], _: &[()]) {}
-}
-
-/// [`run`] with [`Splitter::feed_direct`] and the real parser, declining every `decline`-th item (0: never):
-/// the items parsed directly, merged with the spans by their start, give the same run.
-fn run_direct(mode: Mode, input: &[u8], cuts: &[usize], decline: usize) -> Run {
-    let mut s = Splitter::new(mode);
-    let mut spans = Vec::new();
-    let mut offered = 0;
-    let mut from = 0;
-    let mut error = None;
-    for &cut in cuts.iter().chain(std::iter::once(&input.len())) {
-        let chunk = &input[from..cut];
-        let base = s.offset();
-        let mut values = Vec::new();
-        let fed = s.feed_direct(chunk, &mut spans, &mut values, |chunk, i| {
-            offered += 1;
-            if decline > 0 && offered % decline == 0 {
-                return None;
-            }
-            let mut pos = i;
-            let mut stacks = Stacks::default();
-            parse_value(chunk, &mut Nothing, &mut stacks, &mut pos).ok()?;
-            Some((pos, (base + i as u64, base + pos as u64)))
-        });
-        for (start, end) in values {
-            let line = 1 + input[..start as usize]
-                .iter()
-                .filter(|&&c| c == b'\n')
-                .count();
-            spans.push(Span {
-                start,
-                end,
-                line: line as u64,
-            });
-        }
-        if let Err(e) = fed {
-            error = Some((e.position, e.line));
-            break;
-        }
-        from = cut;
-    }
-    let mut open = false;
-    if error.is_none() {
-        let end = s.finish();
-        spans.extend(end.last);
-        open = end.open;
-        error = end.error.map(|e| (e.position, e.line));
-    }
-    spans.sort_by_key(|s| s.start);
-    Run {
-        items: spans.iter().map(|s| (s.start, s.end, s.line)).collect(),
-        open,
-        error,
-    }
 }
 
 /// The same result whole, at every single cut point, at every pair of cut points, and byte by byte; and the
