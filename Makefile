@@ -5,7 +5,7 @@ export PATH := $(HOME)/.cargo/bin:$(PATH)
 export LC_ALL := C.UTF-8
 export LANG := C.UTF-8
 
-.PHONY: demo test test-matrix deps build dialyzer bench bench-matrix bench-quick bench-streams fuzz soak latency worst-case clean
+.PHONY: demo test test-matrix deps build dialyzer bench bench-matrix bench-quick bench-streams bench-streams-matrix fuzz soak latency worst-case clean
 
 deps:
 	@scripts/install-deps
@@ -60,9 +60,13 @@ bench-quick: deps
 	$(BENCH_PIN) mix run bench/report.exs --quick --out /tmp/BENCHMARKS.quick.md
 
 # Streams: RustyJson.Stream against whole-document calls on 100,000 records, and RSS while ~1 GB streams through
-# (bench/notes/95-streams.md; over 5 minutes at these defaults: the note used N=20000 MEM_MB=256, 1 minute).
+# (bench/notes/95-streams.md; about 6 minutes at these defaults).
 bench-streams: deps
 	$(BENCH_PIN) mix run bench/streams.exs
+
+# The same on the version matrix's VMs (OTP 27+ has `:json.decode_start/3` to compare with), about 8 minutes each.
+bench-streams-matrix: deps
+	for suite in $(SUITES); do scripts/in-root $$suite 'export LC_ALL=C.UTF-8; $(BENCH_PIN) mix run bench/streams.exs' || exit 1; done
 
 # Coverage-guided fuzzing of the Rust core (nightly + cargo-fuzz, installed if missing): make fuzz FUZZ_SECONDS=300
 FUZZ_SECONDS ?= 60
