@@ -163,65 +163,6 @@ pub fn parse<B: Builder>(input: &[u8], builder: &mut B) -> Result<B::V, ParseErr
     parse_with(input, builder, &mut Stacks::default())
 }
 
-/// The parser's working storage, reusable across parses (a caller may keep one per thread to save the
-/// allocations on small documents).
-pub struct Stacks<V, K> {
-    frames: Vec<Frame>,
-    values: Vec<V>,
-    keys: Vec<K>,
-    /// Where each key of `keys` starts (its opening quote), kept only with [`Limits::duplicate_keys_error`].
-    key_starts: Vec<usize>,
-    scratch: Vec<u8>,
-    /// Paused right after a value, which is the last of `values`.
-    held: bool,
-}
-
-impl<V, K> Default for Stacks<V, K> {
-    fn default() -> Self {
-        Stacks {
-            frames: Vec::new(),
-            values: Vec::new(),
-            keys: Vec::new(),
-            key_starts: Vec::new(),
-            scratch: Vec::new(),
-            held: false,
-        }
-    }
-}
-
-impl<V, K> Stacks<V, K> {
-    /// The values and keys of the containers still open (after [`Progress::Paused`]).
-    pub fn pending(&mut self) -> (&mut [V], &mut [K]) {
-        (&mut self.values, &mut self.keys)
-    }
-
-    /// Empties the stacks, and drops storage grown large by a big document rather than keep it.
-    fn reset(&mut self) {
-        const KEEP: usize = 4096;
-        if self.frames.capacity() > KEEP {
-            self.frames = Vec::new();
-        }
-        if self.values.capacity() > KEEP {
-            self.values = Vec::new();
-        }
-        if self.keys.capacity() > KEEP {
-            self.keys = Vec::new();
-        }
-        if self.key_starts.capacity() > KEEP {
-            self.key_starts = Vec::new();
-        }
-        if self.scratch.capacity() > 16 * KEEP {
-            self.scratch = Vec::new();
-        }
-        self.held = false;
-        self.frames.clear();
-        self.values.clear();
-        self.keys.clear();
-        self.key_starts.clear();
-        self.scratch.clear();
-    }
-}
-
 /// [`parse`] with caller-provided working storage.
 pub fn parse_with<B: Builder>(
     input: &[u8],
@@ -632,8 +573,10 @@ impl<'a> Parser<'a> {
 mod expected_key;
 mod keys;
 mod number;
+mod stacks;
 mod strings;
 
 pub use expected_key::ExpectedKey;
+pub use stacks::Stacks;
 #[cfg(test)]
 mod tests;
