@@ -106,6 +106,20 @@ defmodule RustyJson.DecodeOptions do
     end
   end
 
+  @doc """
+  `native` with `keys: :strings` turned into `keys: :intern`: the same keys (equal binaries), shared between
+  the objects of one call instead of one per object. For `RustyJson.Stream`, whose items (records of one shape,
+  many per call) are where sharing pays most.
+  """
+  @spec interned_keys(non_neg_integer() | tuple()) :: non_neg_integer() | tuple()
+  def interned_keys(flags) when is_integer(flags) and (flags &&& 7) == 0,
+    do: flags ||| @keys.intern
+
+  def interned_keys({flags, digits, depth}) when (flags &&& 7) == 0,
+    do: {flags ||| @keys.intern, digits, depth}
+
+  def interned_keys(native), do: native
+
   defp with_limits(flags, {@jason_digit_limit, :infinity}), do: flags
   defp with_limits(flags, {digits, depth}), do: {flags, digits, depth}
 

@@ -155,8 +155,11 @@ defmodule RustyJson.Stream do
         # Options parsed (and checked) once for the whole stream.
         parsed = RustyJson.DecodeOptions.parse(opts)
 
-        # The NIF decodes items as it finds them, unless a key function must run on them in Elixir.
-        direct = if elem(parsed, 1) == nil, do: elem(parsed, 0)
+        # The NIF decodes items as it finds them, unless a key function must run on them in Elixir. Records
+        # repeat their keys: the NIF's key cache shares them (the same values; half the key work).
+        direct =
+          if elem(parsed, 1) == nil,
+            do: RustyJson.DecodeOptions.interned_keys(elem(parsed, 0))
 
         %{
           splitter: Native.splitter_new(mode),

@@ -228,6 +228,17 @@ defmodule RustyJson.StreamTest do
       assert run(JStream.decode_documents(thousand ++ [rest])) == [expected, 1]
     end
 
+    test "records of one chunk share their keys (equal values, one term), unless keys: :copy" do
+      chunk = ~s({"level":"info","n":1}\n{"level":"warn","n":2}\n)
+      # (Enum.to_list, not `run/1`: ETS copies terms, and the copies share nothing.)
+      [a, b] = Enum.to_list(JStream.decode_documents([chunk]))
+      assert a == %{"level" => "info", "n" => 1} and b == %{"level" => "warn", "n" => 2}
+      assert :erts_debug.same(hd(Map.keys(a)), hd(Map.keys(b)))
+
+      [c, d] = Enum.to_list(JStream.decode_documents([chunk], keys: :copy))
+      refute :erts_debug.same(hd(Map.keys(c)), hd(Map.keys(d)))
+    end
+
     test "items inside a chunk are decoded from sub-binaries of it" do
       long = String.duplicate("x", 10_000)
       chunk = ~s(["#{long}"]\n["#{long}"]\n)
