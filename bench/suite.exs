@@ -60,7 +60,7 @@ defmodule RustyJson.Bench.Suite do
 
     jason =
       if Code.ensure_loaded?(Jason),
-        do: [{"Jason", &Jason.encode!/1, &Jason.decode!/1}],
+        do: [{"Jason", &apply(Jason, :encode!, [&1]), &apply(Jason, :decode!, [&1])}],
         else: []
 
     otp =
