@@ -137,9 +137,9 @@ defmodule RustyJson.Native do
   def split_chunk(_splitter, _chunk, _opts), do: not_loaded()
 
   @doc false
-  # Decodes the items of `spans` that lie in `slice` (at stream offset `base`) with the NIF's decode options,
-  # consing them onto `values`: `{values, spans_left}` (those left are decoded one by one with `decode/2`).
-  def decode_items(_slice, _base, _spans, _opts, _values), do: not_loaded()
+  # Decodes the items of `spans` that lie in `slice` (at stream offset `base`) with the NIF's decode options:
+  # `{values, spans_left}`, values in order (those left are decoded one by one with `decode/2`).
+  def decode_items(_slice, _base, _spans, _opts), do: not_loaded()
 
   @doc false
   # The end of the stream: `{spans, open?, {position, line} | nil}`.

@@ -4,10 +4,9 @@ defmodule RustyJson.Stream do
   array, lazily and in bounded memory.
 
   Decoding reads any `Enumerable` of binaries (`File.stream!(path, 65_536)`, a socket's chunks, ...) cut
-  anywhere: inside a string, a number, an escape or a multi-byte character. A splitter in the NIF scans each byte
-  once and finds where items end; the items that end in a chunk are then decoded with the options given, those
-  wholly inside it in one NIF call from sub-binaries of it (no copy); an item spanning chunks is assembled once,
-  when it ends, and decoded by `RustyJson.decode/2`.
+  anywhere: inside a string, a number, an escape or a multi-byte character. One NIF call per chunk scans each
+  byte once and decodes each item as it reaches the item's end, with the options given, from sub-binaries of the
+  chunk (no copy); an item spanning chunks is assembled once, when it ends, and decoded by `RustyJson.decode/2`.
 
       iex> ["{\\"a\\":1}\\n[tr", "ue]\\n\\"x\\"\\n"] |> RustyJson.Stream.decode_documents() |> Enum.to_list()
       [%{"a" => 1}, [true], "x"]
@@ -30,8 +29,8 @@ defmodule RustyJson.Stream do
 
   alias RustyJson.{DecodeError, Native}
 
-  # The most bytes one NIF call scans (under 0.5 ms even for a chunk of 32K tiny items, 1.6 ms at 256 KiB;
-  # about 35 µs of strings): larger chunks are fed in pieces of this size.
+  # The most bytes one NIF call scans (splitting alone: under 0.5 ms even for 32K tiny items; the decoding stops
+  # taking items after 0.5 ms and leaves the rest): larger chunks are fed in pieces of this size.
   @max_call 65_536
 
   # An item spanning chunks keeps its pieces as iodata; every this many small pieces (1-byte chunks) are joined
@@ -271,10 +270,10 @@ defmodule RustyJson.Stream do
   # wholly inside the slice go to the NIF in one call (unless a key function is set: it runs in Elixir); an item
   # that began in an earlier chunk, and those the NIF leaves (an error, a large item, after its ~0.5 ms), are
   # decoded one by one.
-  defp items(<<start::64, _::binary>> = spans, slice, base, state, values)
-       when start >= base and elem(state.parsed, 1) == nil do
-    {decoded, rest} = Native.decode_items(slice, base, spans, elem(state.parsed, 0), [])
-    values = add(:lists.reverse(decoded), values)
+  defp items(<<start::64, _::binary>> = spans, slice, base, %{direct: direct} = state, values)
+       when start >= base and direct != nil do
+    {decoded, rest} = Native.decode_items(slice, base, spans, direct)
+    values = add(decoded, values)
 
     case rest do
       <<>> -> {values, state}

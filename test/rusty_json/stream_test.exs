@@ -265,7 +265,7 @@ defmodule RustyJson.StreamTest do
   end
 
   # The NIF's batch decode of items already delimited (the items a chunk's call left after its time ran out).
-  describe "Native.decode_items/5" do
+  describe "Native.decode_items/4" do
     alias RustyJson.Native
 
     defp spans_of(chunk) do
@@ -273,12 +273,12 @@ defmodule RustyJson.StreamTest do
       for <<start::64, stop::64, _line::64 <- spans>>, do: {start, stop}
     end
 
-    test "decodes every item, consed onto the values given, and leaves nothing" do
+    test "decodes every item, in order, and leaves nothing" do
       chunk = ~s({"a":[1,2.5,"x"]}\n"s"\n-7\n[true,null]\n)
       {spans, [], nil, nil} = Native.split_chunk(Native.splitter_new(:documents), chunk, nil)
-      assert {values, ""} = Native.decode_items(chunk, 0, spans, 0, [:before])
-      assert values == [[true, nil], -7, "s", %{"a" => [1, 2.5, "x"]}, :before]
-      assert {[_, _, _, %{a: [1, 2.5, "x"]}], ""} = Native.decode_items(chunk, 0, spans, 1, [])
+      assert {values, ""} = Native.decode_items(chunk, 0, spans, 0)
+      assert values == [%{"a" => [1, 2.5, "x"]}, "s", -7, [true, nil]]
+      assert {[%{a: [1, 2.5, "x"]}, _, _, _], ""} = Native.decode_items(chunk, 0, spans, 1)
     end
 
     test "leaves the spans from an invalid item, or one too large for one call, on" do
@@ -291,7 +291,7 @@ defmodule RustyJson.StreamTest do
           ] do
         chunk = Enum.join(lines, "\n") <> "\n"
         {spans, [], nil, nil} = Native.split_chunk(Native.splitter_new(:documents), chunk, nil)
-        {values, rest} = Native.decode_items(chunk, 0, spans, 0, [])
+        {values, rest} = Native.decode_items(chunk, 0, spans, 0)
         assert length(values) == left_at
         {start, _} = Enum.at(spans_of(chunk), left_at)
         assert <<^start::64, _::binary>> = rest
@@ -302,18 +302,17 @@ defmodule RustyJson.StreamTest do
     test "items of a later slice: offsets are the stream's" do
       chunk = "[1] [2]"
 
-      assert {[[2], [1]], ""} =
+      assert {[[1], [2]], ""} =
                Native.decode_items(
                  chunk,
                  1000,
                  <<1000::64, 1003::64, 1::64, 1004::64, 1007::64, 1::64>>,
-                 0,
-                 []
+                 0
                )
 
       # An item before the slice (it began in an earlier chunk) is left to Elixir.
       assert {[], <<999::64, _::binary>>} =
-               Native.decode_items(chunk, 1000, <<999::64, 1003::64, 1::64>>, 0, [])
+               Native.decode_items(chunk, 1000, <<999::64, 1003::64, 1::64>>, 0)
     end
   end
 

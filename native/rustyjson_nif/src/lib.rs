@@ -164,8 +164,8 @@ fn split_chunk<'a>(
     stream::chunk(env, splitter, chunk, opts)
 }
 
-/// Decodes the items of `spans` (from `split_chunk/2`) that lie in `slice` (at stream offset `base`), consing
-/// them onto `values`: `{values, spans_left}` (an item that fails, a large one, and those after ~0.5 ms are left).
+/// Decodes the items of `spans` (from `split_chunk/3`) that lie in `slice` (at stream offset `base`):
+/// `{values, spans_left}` (an item that fails, a large one, and those after ~0.5 ms are left).
 #[rustler::nif]
 fn decode_items<'a>(
     env: Env<'a>,
@@ -173,9 +173,8 @@ fn decode_items<'a>(
     base: Term<'a>,
     spans: Term<'a>,
     opts: Term<'a>,
-    values: Term<'a>,
 ) -> Term<'a> {
-    decode::decode_items(env, slice, base, spans, opts, values)
+    decode::decode_items(env, slice, base, spans, opts)
 }
 
 /// Ends a splitter's stream: `{spans, open?, {position, line} | nil}`.

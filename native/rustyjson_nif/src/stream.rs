@@ -1,8 +1,9 @@
 //! `RustyJson.Stream`'s splitter: the core's [`Splitter`] in a resource, fed one chunk per call.
 //!
-//! Each call scans its chunk once (decoding the items as it finds them, when asked) (Elixir sends at most [`MAX_CHUNK`] bytes per call: well under a millisecond
-//! of a normal scheduler) and returns the items that end in it as one binary of big-endian `u64` triples
-//! (start, end, line), cheap to build and to match however many items a chunk holds.
+//! Each call scans its chunk once (Elixir sends at most [`MAX_CHUNK`] bytes per call), decoding the items as it
+//! finds them when asked, within ~0.5 ms of a normal scheduler (`decode::ItemDecoder`). The items it leaves come
+//! back as one binary of big-endian `u64` triples (start, end, line), cheap to build and to match however many
+//! items a chunk holds.
 
 use std::sync::Mutex;
 
@@ -11,7 +12,7 @@ use rustler::types::atom::nil;
 use rustler::{Atom, Binary, Encoder, Env, NifResult, OwnedBinary, ResourceArc, Term};
 use rustyjson_core::splitter::{Mode, Span, SplitError, Splitter};
 
-/// The most bytes one `split_chunk/2` call scans (the Elixir side cuts larger chunks).
+/// The most bytes one `split_chunk/3` call scans (the Elixir side cuts larger chunks).
 pub const MAX_CHUNK: usize = 64 * 1024;
 
 rustler::atoms! { documents, array_items }

@@ -66,16 +66,14 @@ impl<'a> ItemDecoder<'a> {
 }
 
 /// `{values, rest}`: the items of `spans` (the splitter's binary) that lie in `slice` (which starts at stream
-/// offset `base`), decoded with `opts` and consed in order onto `values` (so the list ends up reversed, as the
-/// caller accumulates it), and the spans not decoded, from the first one that was not (invalid, larger than
-/// [`ITEM_MAX`], or after the call's time).
+/// offset `base`), decoded with `opts`, in order, and the spans not decoded, from the first one that was not
+/// (invalid, larger than [`ITEM_MAX`], or after the call's time).
 pub fn decode_items<'a>(
     env: Env<'a>,
     slice: Term<'a>,
     base: Term<'a>,
     spans: Term<'a>,
     opts: Term<'a>,
-    values: Term<'a>,
 ) -> Term<'a> {
     let badarg = || (atoms::error(), atoms::badarg()).encode(env);
     let (Some(bytes), Ok(base), Ok(spans_bin)) = (
@@ -86,13 +84,11 @@ pub fn decode_items<'a>(
         return badarg();
     };
     let span_bytes = spans_bin.as_slice();
-    if span_bytes.len() % SPAN_BYTES != 0 || !values.is_list() {
+    if span_bytes.len() % SPAN_BYTES != 0 {
         return badarg();
     }
-    let raw_env = env.as_c_arg();
     let mut decoder = ItemDecoder::new(env, slice, bytes, opts);
-    let mut list = values.as_c_arg();
-    let mut done = 0;
+    let mut values = Vec::new();
     for span in span_bytes.chunks_exact(SPAN_BYTES) {
         let word = |i: usize| u64::from_be_bytes(span[i..i + 8].try_into().expect("8 bytes"));
         let (start, end) = (word(0), word(8));
@@ -103,16 +99,14 @@ pub fn decode_items<'a>(
         let (from, to) = ((start - base) as usize, (end - base) as usize);
         // The span is the whole document: the value must end where it does.
         match decoder.value_at(&bytes[..to], from) {
-            Some((stop, value)) if stop == to => {
-                list = unsafe { enif_make_list_cell(raw_env, value.as_c_arg(), list) };
-            }
+            Some((stop, value)) if stop == to => values.push(value),
             _ => break,
         }
-        done += 1;
     }
     decoder.finish();
+    let done = values.len() * SPAN_BYTES;
     let rest = spans_bin
-        .make_subbinary(done * SPAN_BYTES, span_bytes.len() - done * SPAN_BYTES)
+        .make_subbinary(done, span_bytes.len() - done)
         .map_or_else(|_| badarg(), |rest| rest.to_term(env));
-    (unsafe { Term::new(env, list) }, rest).encode(env)
+    (values, rest).encode(env)
 }
