@@ -46,8 +46,7 @@ defmodule RustyJson.Bench.Harness do
           Map.new(funs, fn {label, fun} ->
             # Warm up, then size a batch from the median of three timed calls (one call's time can be far off,
             # and the batch size must not depend on it: see `time_batch/2`).
-            fun.()
-            us = [fun, fun, fun] |> Enum.map(&elem(:timer.tc(&1), 0)) |> Enum.sort() |> Enum.at(1)
+            us = sizing_time(fun)
             ms = if us >= long_call_us, do: long_batch_ms, else: batch_ms
             {label, max(1, div(ms * 1000, max(us, 1)))}
           end)
@@ -99,6 +98,19 @@ defmodule RustyJson.Bench.Harness do
   defp narrow?(times, spread) do
     %{median_us: m, p25_us: a, p75_us: b} = summarize(times)
     b - a <= spread * m
+  end
+
+  # The median of three calls after a warm-up, in a process of its own: made here, a multi-GB result would grow
+  # this process's heap (which holds every case's inputs) and leave the VM that much larger for every sample after
+  # it (all libraries then ran 1.5x slower here: bench/notes/95-streams.md).
+  defp sizing_time(fun) do
+    task =
+      Task.async(fn ->
+        fun.()
+        [fun, fun, fun] |> Enum.map(&elem(:timer.tc(&1), 0)) |> Enum.sort() |> Enum.at(1)
+      end)
+
+    Task.await(task, :infinity)
   end
 
   # Each batch runs in a fresh process: the heap it starts from (and so the garbage collections it pays) does not

@@ -105,26 +105,44 @@ fn ends_scalar(b: u8) -> bool {
     )
 }
 
-/// The newlines in `bytes`: 16 bytes a step with SSE2 (every x86-64 has it), 8 a step elsewhere. (A plain
-/// `filter().count()` compiles to 2 bytes a step, byte-wide counters to a bit-by-bit extraction: both were a
-/// sixth of a stream's decode time.)
+/// The newlines in `bytes`: with SSE2 (every x86-64 has it) 64 bytes a step, where a step with none (all of a
+/// compact JSON Lines record) costs one test, 8 a step elsewhere. (A plain `filter().count()` compiles to 2 bytes
+/// a step, byte-wide counters to a bit-by-bit extraction: both were a sixth of a stream's decode time.)
 fn count_newlines(bytes: &[u8]) -> u64 {
     let mut total = 0u64;
-    let mut steps = bytes.chunks_exact(16);
     #[cfg(target_arch = "x86_64")]
-    {
+    let steps = {
         use std::arch::x86_64::{
-            __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_set1_epi8,
+            __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128,
+            _mm_set1_epi8,
         };
-        // SAFETY: SSE2 is part of x86-64; each load reads the 16 bytes of one step.
+        let mut blocks = bytes.chunks_exact(64);
+        // SAFETY: SSE2 is part of x86-64; each load reads 16 bytes of a 64-byte block or a 16-byte step.
         unsafe {
             let newline = _mm_set1_epi8(b'\n' as i8);
-            for step in &mut steps {
-                let v = _mm_loadu_si128(step.as_ptr().cast::<__m128i>());
-                total += u64::from(_mm_movemask_epi8(_mm_cmpeq_epi8(v, newline)).count_ones());
+            let eq = |block: &[u8], at: usize| {
+                let v = _mm_loadu_si128(block.as_ptr().add(at).cast::<__m128i>());
+                _mm_cmpeq_epi8(v, newline)
+            };
+            for block in &mut blocks {
+                let (a, b, c, d) = (eq(block, 0), eq(block, 16), eq(block, 32), eq(block, 48));
+                let any = _mm_or_si128(_mm_or_si128(a, b), _mm_or_si128(c, d));
+                if _mm_movemask_epi8(any) != 0 {
+                    total += [a, b, c, d]
+                        .iter()
+                        .map(|&m| u64::from(_mm_movemask_epi8(m).count_ones()))
+                        .sum::<u64>();
+                }
             }
+            let mut steps = blocks.remainder().chunks_exact(16);
+            for step in &mut steps {
+                total += u64::from(_mm_movemask_epi8(eq(step, 0)).count_ones());
+            }
+            steps
         }
-    }
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let mut steps = bytes.chunks_exact(16);
     #[cfg(not(target_arch = "x86_64"))]
     for step in &mut steps {
         for word in step.chunks_exact(8) {

@@ -347,6 +347,23 @@ fn newlines_counted_in_blocks() {
         }
     }
     assert_eq!(count_newlines(&[b'\n'; 10_000]), 10_000);
+    // Sparse newlines, as in records: most 64-byte blocks have none, some one at either end.
+    let sparse: Vec<u8> = (0..5_000)
+        .map(|i| {
+            if i % 97 == 0 || i % 64 == 63 && i % 3 == 0 {
+                b'\n'
+            } else {
+                b'a'
+            }
+        })
+        .collect();
+    for len in [63, 64, 65, 127, 128, 129, 1_000, 5_000] {
+        for from in [0, 1, 63, 64] {
+            let part = &sparse[from.min(len)..len];
+            let naive = part.iter().filter(|&&b| b == b'\n').count() as u64;
+            assert_eq!(count_newlines(part), naive, "sparse {from}..{len}");
+        }
+    }
     // The word-at-a-time count other targets use.
     for word in bytes.chunks_exact(8) {
         let naive = word.iter().filter(|&&b| b == b'\n').count() as u32;
