@@ -100,9 +100,9 @@ defmodule RustyJson.Bench.Harness do
     b - a <= spread * m
   end
 
-  # The median of three calls after a warm-up, in a process of its own: made here, a multi-GB result would grow
-  # this process's heap (which holds every case's inputs) and leave the VM that much larger for every sample after
-  # it (all libraries then ran 1.5x slower here: bench/notes/95-streams.md).
+  # The median of three calls after a warm-up, in a process of its own, like the samples: made here, a multi-GB
+  # result (the streams bench's whole-array decode) would grow this process's heap, which holds every case's
+  # inputs and is never collected while it waits for the samples.
   defp sizing_time(fun) do
     task =
       Task.async(fn ->
