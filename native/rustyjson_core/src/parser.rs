@@ -382,8 +382,7 @@ impl<'a> Parser<'a> {
                             if TRACK_KEYS {
                                 key_starts.push(self.pos);
                             }
-                            let k = self.object_key(b, c)?;
-                            keys.push(k);
+                            self.object_key(b, keys, c)?;
                             if self.pos > limit {
                                 return Ok(None);
                             }
@@ -477,8 +476,7 @@ impl<'a> Parser<'a> {
                         if TRACK_KEYS {
                             key_starts.push(self.pos);
                         }
-                        let k = self.object_key(b, c)?;
-                        keys.push(k);
+                        self.object_key(b, keys, c)?;
                         if self.pos > limit {
                             return Ok(None);
                         }
