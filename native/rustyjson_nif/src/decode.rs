@@ -63,6 +63,7 @@ const DUPLICATES_ERROR: u32 = 1 << 7;
 const KEY_POSITIONS: u32 = 1 << 8;
 
 /// The flags and limits in a decode's options term (the defaults for a term that is neither form).
+#[inline(always)]
 fn options(opts: Term) -> (u32, Limits) {
     if let Ok(flags) = opts.decode::<u32>() {
         return (flags, Limits::default());

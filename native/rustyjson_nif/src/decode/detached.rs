@@ -93,7 +93,7 @@ fn run_detached<'a>(
     let marker = ();
     // SAFETY: `state.env` lives as long as `state`, which outlives the builder.
     let own = unsafe { Env::new(&marker, state.env) };
-    let mut builder = TermBuilder::new(own, state.input, bytes, options(opts));
+    let mut builder = TermBuilder::new(own, state.input, bytes, opts);
     builder.defer_large = slice == Slice::Normal;
     if let Some(tables) = state.intern.take() {
         builder.resume_intern(tables);

@@ -32,7 +32,7 @@ impl<'a> ItemDecoder<'a> {
     pub fn new(env: Env<'a>, input: Term<'a>, bytes: &'a [u8], opts: Term<'a>) -> Self {
         ItemDecoder {
             env,
-            builder: TermBuilder::new(env, input.as_c_arg(), bytes, options(opts)),
+            builder: TermBuilder::new(env, input.as_c_arg(), bytes, opts),
             stacks: take_stacks(),
             started: Instant::now(),
             unchecked: 0,

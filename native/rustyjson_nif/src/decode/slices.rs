@@ -110,70 +110,113 @@ fn run<'a>(
     slice: Slice,
     resume: Option<(Term<'a>, Term<'a>)>,
 ) -> Term<'a> {
-    let normal = slice == Slice::Normal;
-    let raw_env = env.as_c_arg();
     let Some(bytes) = input_bytes(env, input) else {
         return (atoms::error(), atoms::badarg()).encode(env);
     };
-    // The clock is read only where a slice check can come (a smaller input is one slice: no clock, no report).
-    let started = (normal && (bytes.len() > SLICE_BYTES || resume.is_some())).then(Instant::now);
-    let mut builder = TermBuilder::new(env, input.as_c_arg(), bytes, options(opts));
-    builder.defer_large = normal;
-    // The parser's stacks: a yielded decode's, or the ones kept per scheduler thread (small documents then parse
-    // without allocating).
-    let (mut stacks, mut pos) = match resume {
+    let call = Call {
+        env,
+        input,
+        opts,
+        slice,
+        bytes,
+        // The clock is read only where a slice check can come (a smaller input is one slice: no clock, no report).
+        started: (slice == Slice::Normal && (bytes.len() > SLICE_BYTES || resume.is_some()))
+            .then(Instant::now),
+    };
+    // Raw terms inside (a `Term` is returned through memory, and read back with a stall).
+    let term = match resume {
         Some((paused, pending)) => match restore(env, paused, pending, bytes) {
-            Some(state) => state,
+            Some((mut stacks, pos)) => {
+                let term = call.drive(&mut stacks, pos);
+                give_back_stacks(stacks);
+                term
+            }
             None => return (atoms::error(), atoms::badarg()).encode(env),
         },
-        None => (take_stacks(), 0),
+        // The stacks kept per scheduler thread, used in place (small documents then parse without allocating
+        // or moving them).
+        None => with_thread_stacks(|stacks| call.drive(stacks, 0)),
     };
-    let parsed = loop {
-        let limit = slice.limit(pos);
-        match parser::parse_some(bytes, &mut builder, &mut stacks, &mut pos, limit) {
-            Ok(Progress::Done(v)) => break Ok(v),
-            Err(e) => break Err(e),
-            Ok(Progress::Paused) => {
-                let deferred = std::mem::take(&mut builder.deferred);
-                let (values, keys) = stacks.pending();
-                if values.len() + keys.len() > MAX_PENDING {
-                    // Too many pending terms to carry across a yield: build here after all.
-                    builder.defer_large = false;
-                    continue;
+    unsafe { Term::new(env, term) }
+}
+
+/// One call's slice of a decode.
+struct Call<'a> {
+    env: Env<'a>,
+    input: Term<'a>,
+    opts: Term<'a>,
+    slice: Slice,
+    bytes: &'a [u8],
+    started: Option<Instant>,
+}
+
+impl<'a> Call<'a> {
+    /// Parses from `pos` with `stacks` to the end (the decode's result) or to a yield (the stacks move into the
+    /// continuation's resource).
+    fn drive(&self, stacks: &mut Stacks<T, Key>, mut pos: usize) -> T {
+        let Call {
+            env,
+            input,
+            opts,
+            slice,
+            bytes,
+            started,
+        } = *self;
+        let normal = slice == Slice::Normal;
+        let mut builder = TermBuilder::new(env, input.as_c_arg(), bytes, opts);
+        builder.defer_large = normal;
+        let parsed = loop {
+            let limit = slice.limit(pos);
+            match parser::parse_some(bytes, &mut builder, stacks, &mut pos, limit) {
+                Ok(Progress::Done(v)) => break Ok(v),
+                Err(e) => break Err(e),
+                Ok(Progress::Paused) => {
+                    let deferred = std::mem::take(&mut builder.deferred);
+                    let (values, keys) = stacks.pending();
+                    if values.len() + keys.len() > MAX_PENDING {
+                        // Too many pending terms to carry across a yield: build here after all.
+                        builder.defer_large = false;
+                        continue;
+                    }
+                    let due = started.is_some_and(|started| started.elapsed() >= YIELD_AFTER);
+                    if normal && !deferred && !due {
+                        continue;
+                    }
+                    return self.pause(std::mem::take(stacks), pos, deferred);
                 }
-                let due = started.is_some_and(|started| started.elapsed() >= YIELD_AFTER);
-                if normal && !deferred && !due {
-                    continue;
-                }
-                // Yield: the pending terms travel in a tuple (an argument, so the garbage collector keeps and
-                // moves them), the rest in a resource.
-                let mut terms = Vec::with_capacity(values.len() + keys.len());
-                terms.extend_from_slice(values);
-                terms.extend(keys.iter().map(|k| k.term));
-                let tuple = unsafe {
-                    enif_make_tuple_from_array(raw_env, terms.as_ptr(), terms.len() as u32)
-                };
-                let paused =
-                    ResourceArc::new(PausedDecode(Mutex::new(Some(Paused { stacks, pos }))));
-                let args = [
-                    input.as_c_arg(),
-                    opts.as_c_arg(),
-                    paused.encode(env).as_c_arg(),
-                    tuple,
-                ];
-                if let Some(started) = started {
-                    consume_timeslice(env, started);
-                }
-                let (next, flags) = slice.next(deferred);
-                return schedule(env, next, flags, &args);
             }
+        };
+        if let Some(started) = started {
+            consume_timeslice(env, started);
         }
-    };
-    give_back_stacks(stacks);
-    if let Some(started) = started {
-        consume_timeslice(env, started);
+        builder.outcome(parsed, bytes)
     }
-    unsafe { Term::new(env, builder.outcome(parsed, bytes)) }
+
+    /// Yields: the pending terms travel in a tuple (an argument, so the garbage collector keeps and moves them),
+    /// the rest in a resource.
+    #[cold]
+    fn pause(&self, mut stacks: Stacks<T, Key>, pos: usize, deferred: bool) -> T {
+        let env = self.env;
+        let (values, keys) = stacks.pending();
+        let mut terms = Vec::with_capacity(values.len() + keys.len());
+        terms.extend_from_slice(values);
+        terms.extend(keys.iter().map(|k| k.term));
+        let tuple = unsafe {
+            enif_make_tuple_from_array(env.as_c_arg(), terms.as_ptr(), terms.len() as u32)
+        };
+        let paused = ResourceArc::new(PausedDecode(Mutex::new(Some(Paused { stacks, pos }))));
+        let args = [
+            self.input.as_c_arg(),
+            self.opts.as_c_arg(),
+            paused.encode(env).as_c_arg(),
+            tuple,
+        ];
+        if let Some(started) = self.started {
+            consume_timeslice(env, started);
+        }
+        let (next, flags) = self.slice.next(deferred);
+        schedule(env, next, flags, &args).as_c_arg()
+    }
 }
 
 /// The bytes of `input`, a binary.
@@ -195,6 +238,15 @@ pub(super) fn take_stacks() -> Stacks<T, Key> {
     STACKS
         .with(|s| s.try_borrow_mut().map(|mut s| std::mem::take(&mut **s)))
         .unwrap_or_default()
+}
+
+/// `f` of this scheduler thread's stacks, in place (fresh ones if they are in use).
+#[inline(always)]
+pub(super) fn with_thread_stacks<R>(f: impl FnOnce(&mut Stacks<T, Key>) -> R) -> R {
+    STACKS.with(|s| match s.try_borrow_mut() {
+        Ok(mut s) => f(&mut s),
+        Err(_) => f(&mut Stacks::default()),
+    })
 }
 
 /// Gives the stacks (emptied by the parser) back to this thread for the next call.
