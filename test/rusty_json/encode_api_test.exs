@@ -126,7 +126,15 @@ defmodule RustyJson.EncodeApiTest do
 
   describe "errors" do
     test "unsupported terms are Protocol.UndefinedError for RustyJson.Encoder" do
-      for value <- [{1, 2}, self(), make_ref(), fn -> :ok end, <<1::3>>] do
+      for value <- [
+            {1, 2},
+            self(),
+            make_ref(),
+            fn -> :ok end,
+            <<1::3>>,
+            <<1::13>>,
+            <<"abcdefgh", 1::1>>
+          ] do
         assert {:error, %Protocol.UndefinedError{protocol: RustyJson.Encoder, value: ^value}} =
                  RustyJson.encode([1, %{"k" => value}])
 

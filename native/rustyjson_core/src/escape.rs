@@ -50,6 +50,36 @@ static JSON_TABLE: [u8; 256] = build_table(false);
 static HTML_TABLE: [u8; 256] = build_table(true);
 
 const HEX_UPPER: &[u8; 16] = b"0123456789ABCDEF";
+
+/// The escape of each byte the default mode escapes (control bytes, `"`, `\\`), as its bytes in the low bytes
+/// of a little-endian word and its length in the top byte (0 for bytes that are not escaped).
+static ESCAPE_SEQUENCES: [u64; 256] = escape_sequences();
+
+const fn escape_sequences() -> [u64; 256] {
+    let mut seqs = [0u64; 256];
+    let mut b = 0;
+    while b < 256 {
+        let kind = JSON_TABLE[b];
+        let (bytes, len): ([u8; 6], u64) = if kind == b'u' {
+            let hi = HEX_UPPER[b >> 4];
+            let lo = HEX_UPPER[b & 0xF];
+            ([b'\\', b'u', b'0', b'0', hi, lo], 6)
+        } else if kind != 0 && kind != NON_ASCII {
+            ([b'\\', kind, 0, 0, 0, 0], 2)
+        } else {
+            ([0; 6], 0)
+        };
+        let mut word = len << 56;
+        let mut i = 0;
+        while i < 6 {
+            word |= (bytes[i] as u64) << (8 * i);
+            i += 1;
+        }
+        seqs[b] = word;
+        b += 1;
+    }
+    seqs
+}
 const ONES: u64 = 0x0101_0101_0101_0101;
 const HIGHS: u64 = 0x8080_8080_8080_8080;
 
@@ -179,13 +209,13 @@ fn write_json_string<S: Storage>(out: &mut Buffer<S>, s: &[u8]) -> Result<(), us
         if special == n {
             break;
         }
-        let b = s[special];
-        match JSON_TABLE[b as usize] {
-            b'u' => write_u_escape(out, b as u32),
-            kind => {
-                out.reserve(2);
-                unsafe { out.extend_unchecked(&[b'\\', kind]) };
-            }
+        // One 8-byte store and no branch on the kind of escape (which varies, and was mispredicted).
+        let seq = ESCAPE_SEQUENCES[s[special] as usize];
+        out.reserve(8);
+        // SAFETY: 8 bytes are reserved at the tail; the sequence's length (its top byte) of them are kept.
+        unsafe {
+            std::ptr::write_unaligned(out.tail_ptr() as *mut u64, seq.to_le());
+            out.advance((seq >> 56) as usize);
         }
         i = special + 1;
     }
@@ -193,8 +223,9 @@ fn write_json_string<S: Storage>(out: &mut Buffer<S>, s: &[u8]) -> Result<(), us
     Ok(())
 }
 
-/// Appends `s[from..to]`; a run of up to 16 bytes is copied as one 16-byte block (the bytes past it are written
-/// over next), rather than through a `memcpy` call.
+/// Appends `s[from..to]`; a run of up to 32 bytes is copied in one or two blocks, not through a `memcpy` call:
+/// 16 bytes at once when they are readable (the bytes past the run are written over next), else two
+/// overlapping loads of its first and last bytes.
 #[inline(always)]
 fn copy_run<S: Storage>(out: &mut Buffer<S>, s: &[u8], from: usize, to: usize) {
     let len = to - from;
@@ -205,8 +236,53 @@ fn copy_run<S: Storage>(out: &mut Buffer<S>, s: &[u8], from: usize, to: usize) {
             std::ptr::copy_nonoverlapping(s.as_ptr().add(from), out.tail_ptr(), 16);
             out.advance(len);
         }
+    } else if len <= 32 {
+        out.reserve(32);
+        // SAFETY: `from..to` is in `s`; 32 bytes are reserved at the tail.
+        unsafe {
+            copy_short(s.as_ptr().add(from), out.tail_ptr(), len);
+            out.advance(len);
+        }
     } else {
         out.extend(&s[from..to]);
+    }
+}
+
+/// Copies `len` (at most 32) bytes from `src` to `dst` by two loads and two stores that overlap, reading and
+/// writing nothing outside the `len` bytes.
+///
+/// # Safety
+/// `len` bytes must be readable at `src` and writable at `dst`, and not overlap.
+#[inline(always)]
+unsafe fn copy_short(src: *const u8, dst: *mut u8, len: usize) {
+    use std::ptr::{read_unaligned as load, write_unaligned as store};
+    debug_assert!(len <= 32);
+    if len >= 16 {
+        let (a, b) = (
+            load(src as *const u128),
+            load(src.add(len - 16) as *const u128),
+        );
+        store(dst as *mut u128, a);
+        store(dst.add(len - 16) as *mut u128, b);
+    } else if len >= 8 {
+        let (a, b) = (
+            load(src as *const u64),
+            load(src.add(len - 8) as *const u64),
+        );
+        store(dst as *mut u64, a);
+        store(dst.add(len - 8) as *mut u64, b);
+    } else if len >= 4 {
+        let (a, b) = (
+            load(src as *const u32),
+            load(src.add(len - 4) as *const u32),
+        );
+        store(dst as *mut u32, a);
+        store(dst.add(len - 4) as *mut u32, b);
+    } else if len > 0 {
+        let (a, b, c) = (*src, *src.add(len / 2), *src.add(len - 1));
+        *dst = a;
+        *dst.add(len / 2) = b;
+        *dst.add(len - 1) = c;
     }
 }
 

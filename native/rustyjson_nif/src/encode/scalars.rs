@@ -21,6 +21,31 @@ const ATOM_CACHE_BYTES: usize = 16 * 1024;
 impl<'o> Walker<'o> {
     pub(super) fn write_key(&mut self, key: ErlNifTerm, out: &mut Out) -> Result<(), Fail> {
         let start = out.len();
+        if let Some(bytes) = self.reads.heap_binary(key) {
+            self.write_string(bytes, key, out)?;
+        } else {
+            self.write_other_key(key, out)?;
+        }
+        if self.strict {
+            let written = out.as_slice()[start..].to_vec();
+            let seen = match self.stack.last_mut() {
+                Some(Frame::Map { seen, .. })
+                | Some(Frame::Flat { seen, .. })
+                | Some(Frame::Sorted { seen, .. })
+                | Some(Frame::Pairs { seen, .. }) => seen,
+                _ => return Ok(()),
+            };
+            if let Some(seen) = seen {
+                if !seen.insert(written) {
+                    return Err(Fail::DuplicateKey(key));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A key that is not a heap binary: a longer binary, an atom or a number (written quoted).
+    fn write_other_key(&mut self, key: ErlNifTerm, out: &mut Out) -> Result<(), Fail> {
         match unsafe { enif_term_type(self.env, key) } {
             ErlNifTermType::ERL_NIF_TERM_TYPE_BITSTRING => {
                 let bytes = self.binary(key).ok_or(Fail::Elixir)?;
@@ -41,26 +66,14 @@ impl<'o> Walker<'o> {
             }
             _ => return Err(Fail::Elixir),
         }
-        if self.strict {
-            let written = out.as_slice()[start..].to_vec();
-            let seen = match self.stack.last_mut() {
-                Some(Frame::Map { seen, .. })
-                | Some(Frame::Flat { seen, .. })
-                | Some(Frame::Sorted { seen, .. })
-                | Some(Frame::Pairs { seen, .. }) => seen,
-                _ => return Ok(()),
-            };
-            if let Some(seen) = seen {
-                if !seen.insert(written) {
-                    return Err(Fail::DuplicateKey(key));
-                }
-            }
-        }
         Ok(())
     }
 
     #[inline]
     pub(super) fn binary(&self, term: ErlNifTerm) -> Option<&'static [u8]> {
+        if let Some(bytes) = self.reads.heap_binary(term) {
+            return Some(bytes);
+        }
         let mut bin: ErlNifBinary = unsafe { MaybeUninit::zeroed().assume_init() };
         if unsafe { enif_inspect_binary(self.env, term, &mut bin) } == 0 {
             return None;

@@ -31,6 +31,11 @@ impl<'o> Walker<'o> {
         if let Some(cell) = self.reads.cons(term) {
             return self.write_list(term, cell, out);
         }
+        if let Some(bytes) = self.reads.heap_binary(term) {
+            // At most 64 bytes, as the string path below costs them.
+            self.spend(1 + (bytes.len() >> BYTES_PER_UNIT_SHIFT));
+            return self.write_string(bytes, term, out);
+        }
         let env = self.env;
         match unsafe { enif_term_type(env, term) } {
             ErlNifTermType::ERL_NIF_TERM_TYPE_BITSTRING => {

@@ -1,13 +1,15 @@
 //! Terms read by their bits instead of through the VM (encode's hottest type checks): small integers, list
-//! cells, floats and flat maps. Their tags, shifts and headers are learned from terms the VM makes, and the
+//! cells, floats, flat maps and heap binaries (keys and short strings). Their tags, shifts and headers are learned from terms the VM makes, and the
 //! reads are checked on them; where anything differs, [`Reads::on`] is false, every read says "no", and the
 //! erl_nif calls do the work.
 
 use super::{bits, boxed, is_boxed, T};
 use rustler::sys::{
-    enif_make_atom_len, enif_make_double, enif_make_int64, enif_make_list_cell,
-    enif_make_list_from_array, enif_make_map_from_arrays, ErlNifEnv,
+    enif_binary_to_term, enif_inspect_binary, enif_make_atom_len, enif_make_double,
+    enif_make_int64, enif_make_list_cell, enif_make_list_from_array, enif_make_map_from_arrays,
+    enif_make_new_binary, enif_make_sub_binary, ErlNifBinary, ErlNifEnv,
 };
+use std::mem::MaybeUninit;
 
 /// The read layout: immediates (small integers: value above a tag), list cells (a tagged pointer to
 /// `[head, tail]`), boxed floats (`[header, IEEE bits]`) and flat maps (`[header, size, keys tuple, values...]`).
@@ -21,6 +23,10 @@ pub struct Reads {
     float_header: usize,
     /// 0 (no header is 0) when flat maps are read through the iterator.
     flatmap_header: usize,
+    /// The low six bits of a heap binary's header (`usize::MAX`: heap binaries go through erl_nif) and the unit
+    /// of its size word (bytes, or bits from OTP 27: a shift of 3).
+    heap_bin_tag: usize,
+    heap_bin_size_shift: u32,
 }
 
 impl Reads {
@@ -32,7 +38,14 @@ impl Reads {
         boxed_tag: 0,
         float_header: 0,
         flatmap_header: 0,
+        heap_bin_tag: usize::MAX,
+        heap_bin_size_shift: 0,
     };
+
+    /// Whether heap binaries are read ([`Reads::heap_binary`]).
+    pub fn heap_binaries(&self) -> bool {
+        self.on && self.heap_bin_tag != usize::MAX
+    }
 
     /// Whether the reads hold (then a `None` from [`Reads::cons`] means "not a list cell" for sure).
     #[inline(always)]
@@ -95,6 +108,30 @@ impl Reads {
         }
     }
 
+    /// The bytes of a heap binary (a binary of up to 64 bytes on the process heap): `[header, size, bytes...]`.
+    /// `None` for any other term, binaries held elsewhere included, and for a bitstring whose size is not
+    /// whole bytes.
+    #[inline(always)]
+    pub fn heap_binary(&self, t: T) -> Option<&'static [u8]> {
+        if !self.on || !is_boxed(t, self.boxed_tag) {
+            return None;
+        }
+        let p = boxed(t, self.boxed_tag);
+        // SAFETY: a boxed term points to its header; a heap binary's next words are its size and bytes, on a
+        // heap that does not move during the NIF call.
+        unsafe {
+            if *p & 0x3F != self.heap_bin_tag {
+                return None;
+            }
+            let size = *p.add(1);
+            if size & ((1 << self.heap_bin_size_shift) - 1) != 0 {
+                return None;
+            }
+            let len = size >> self.heap_bin_size_shift;
+            Some(std::slice::from_raw_parts(p.add(2) as *const u8, len))
+        }
+    }
+
     /// Learns the layout from terms the VM makes and checks every read on them.
     ///
     /// # Safety
@@ -113,6 +150,8 @@ impl Reads {
             boxed_tag: primary.boxed,
             float_header: 0,
             flatmap_header: 0,
+            heap_bin_tag: usize::MAX,
+            heap_bin_size_shift: 0,
         };
         // The value sits above a tag that fits under it.
         if !step.is_power_of_two() || zero >= step || !is_boxed(float_term, r.boxed_tag) {
@@ -120,6 +159,8 @@ impl Reads {
         }
         r.float_header = *boxed(float_term, r.boxed_tag);
         r.flatmap_header = learn_flatmap(env, &r);
+        (r.heap_bin_tag, r.heap_bin_size_shift) =
+            learn_heap_binaries(env, &r).unwrap_or((usize::MAX, 0));
         let small_term = enif_make_int64(env, -12345);
         let big_term = enif_make_int64(env, i64::MAX);
         let cell = enif_make_list_cell(env, small_term, nil);
@@ -154,6 +195,68 @@ impl Reads {
             Reads::OFF
         }
     }
+}
+
+/// The low six bits of heap binaries' headers and their size unit (as a shift), when binaries of 0 to 64 bytes
+/// made by the VM all read as themselves and binaries held elsewhere (refc, sub-binaries) and a bitstring of
+/// three bits do not read as heap binaries, or read as the same bytes as erl_nif gives.
+unsafe fn learn_heap_binaries(env: *mut ErlNifEnv, r: &Reads) -> Option<(usize, u32)> {
+    let text = [b'x'; 200];
+    let make = |len: usize| {
+        let mut t = T::default();
+        let p = enif_make_new_binary(env, len, &mut t);
+        for (i, b) in text[..len].iter().enumerate() {
+            *p.add(i) = b.wrapping_add(i as u8);
+        }
+        t
+    };
+    let inspect = |t: T| {
+        let mut bin = MaybeUninit::<ErlNifBinary>::uninit();
+        (enif_inspect_binary(env, t, bin.as_mut_ptr()) != 0).then(|| {
+            let bin = bin.assume_init();
+            (bin.data as *const u8, bin.size)
+        })
+    };
+    let eight = make(8);
+    if !is_boxed(eight, r.boxed_tag) {
+        return None;
+    }
+    let size_word = *boxed(eight, r.boxed_tag).add(1);
+    if !size_word.is_power_of_two() || size_word < 8 {
+        return None;
+    }
+    let candidate = Reads {
+        heap_bin_tag: *boxed(eight, r.boxed_tag) & 0x3F,
+        heap_bin_size_shift: (size_word / 8).trailing_zeros(),
+        ..*r
+    };
+    let same = |t: T| match (candidate.heap_binary(t), inspect(t)) {
+        (Some(ours), Some((data, size))) => {
+            ours.len() == size && (size == 0 || ours.as_ptr() == data)
+        }
+        _ => false,
+    };
+    // Every heap binary reads as itself.
+    if !(0..=64).all(|len| same(make(len))) {
+        return None;
+    }
+    // Other binaries: not read, or read right. A 3-bit bitstring (from its external format) is not a binary.
+    let big = make(200);
+    let others = [
+        big,
+        enif_make_sub_binary(env, big, 3, 20),
+        enif_make_sub_binary(env, make(40), 1, 30),
+        enif_make_int64(env, 7),
+        enif_make_atom_len(env, c"rusty_json".as_ptr(), 10),
+    ];
+    let bits3 = [131u8, 77, 0, 0, 0, 1, 3, 0b1010_0000];
+    let mut bitstring = T::default();
+    let made = enif_binary_to_term(env, bits3.as_ptr(), bits3.len(), &mut bitstring, 0);
+    let bitstring_ok = made == bits3.len() && candidate.heap_binary(bitstring).is_none();
+    let others_ok = others
+        .iter()
+        .all(|&t| candidate.heap_binary(t).is_none() || same(t));
+    (bitstring_ok && others_ok).then_some((candidate.heap_bin_tag, candidate.heap_bin_size_shift))
 }
 
 /// The flat map header, when flat maps of 1 and 3 keys share one, a 40-key (hash) map has another, and reading
