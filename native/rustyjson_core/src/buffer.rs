@@ -173,6 +173,44 @@ impl<S: Storage> Buffer<S> {
     }
 }
 
+/// Copies `len` (at most 32) bytes from `src` to `dst` by two loads and two stores that overlap, reading and
+/// writing nothing outside the `len` bytes.
+///
+/// # Safety
+/// `len` bytes must be readable at `src` and writable at `dst`, and not overlap.
+#[inline(always)]
+pub unsafe fn copy_short(src: *const u8, dst: *mut u8, len: usize) {
+    use std::ptr::{read_unaligned as load, write_unaligned as store};
+    debug_assert!(len <= 32);
+    if len >= 16 {
+        let (a, b) = (
+            load(src as *const u128),
+            load(src.add(len - 16) as *const u128),
+        );
+        store(dst as *mut u128, a);
+        store(dst.add(len - 16) as *mut u128, b);
+    } else if len >= 8 {
+        let (a, b) = (
+            load(src as *const u64),
+            load(src.add(len - 8) as *const u64),
+        );
+        store(dst as *mut u64, a);
+        store(dst.add(len - 8) as *mut u64, b);
+    } else if len >= 4 {
+        let (a, b) = (
+            load(src as *const u32),
+            load(src.add(len - 4) as *const u32),
+        );
+        store(dst as *mut u32, a);
+        store(dst.add(len - 4) as *mut u32, b);
+    } else if len > 0 {
+        let (a, b, c) = (*src, *src.add(len / 2), *src.add(len - 1));
+        *dst = a;
+        *dst.add(len / 2) = b;
+        *dst.add(len - 1) = c;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -209,6 +247,19 @@ mod tests {
                 (self.0.as_mut_ptr(), self.0.capacity())
             } else {
                 self.0.grow(ptr, len, needed)
+            }
+        }
+    }
+
+    #[test]
+    fn copy_short_copies_exactly_its_bytes() {
+        let src: Vec<u8> = (1..=40).collect();
+        for len in 0..=32 {
+            for at in 0..=(40 - len) {
+                let mut dst = [0u8; 48];
+                unsafe { copy_short(src.as_ptr().add(at), dst.as_mut_ptr().add(8), len) };
+                assert_eq!(&dst[8..8 + len], &src[at..at + len], "len {len} at {at}");
+                assert!(dst[..8].iter().chain(&dst[8 + len..]).all(|&b| b == 0), "len {len}");
             }
         }
     }

@@ -3,7 +3,7 @@
 //! Four modes, as Jason's `escape:` option: `:json`, `:javascript_safe` (adds U+2028/U+2029), `:html_safe` (adds
 //! those, `/` as `\/` and `<` as `\u003C`) and `:unicode_safe` (every non-ASCII character as `\uXXXX`).
 
-use crate::buffer::{Buffer, Storage};
+use crate::buffer::{copy_short, Buffer, Storage};
 use crate::utf8::{self, decode_utf8};
 
 /// Jason's `escape:` modes.
@@ -245,44 +245,6 @@ fn copy_run<S: Storage>(out: &mut Buffer<S>, s: &[u8], from: usize, to: usize) {
         }
     } else {
         out.extend(&s[from..to]);
-    }
-}
-
-/// Copies `len` (at most 32) bytes from `src` to `dst` by two loads and two stores that overlap, reading and
-/// writing nothing outside the `len` bytes.
-///
-/// # Safety
-/// `len` bytes must be readable at `src` and writable at `dst`, and not overlap.
-#[inline(always)]
-unsafe fn copy_short(src: *const u8, dst: *mut u8, len: usize) {
-    use std::ptr::{read_unaligned as load, write_unaligned as store};
-    debug_assert!(len <= 32);
-    if len >= 16 {
-        let (a, b) = (
-            load(src as *const u128),
-            load(src.add(len - 16) as *const u128),
-        );
-        store(dst as *mut u128, a);
-        store(dst.add(len - 16) as *mut u128, b);
-    } else if len >= 8 {
-        let (a, b) = (
-            load(src as *const u64),
-            load(src.add(len - 8) as *const u64),
-        );
-        store(dst as *mut u64, a);
-        store(dst.add(len - 8) as *mut u64, b);
-    } else if len >= 4 {
-        let (a, b) = (
-            load(src as *const u32),
-            load(src.add(len - 4) as *const u32),
-        );
-        store(dst as *mut u32, a);
-        store(dst.add(len - 4) as *mut u32, b);
-    } else if len > 0 {
-        let (a, b, c) = (*src, *src.add(len / 2), *src.add(len - 1));
-        *dst = a;
-        *dst.add(len / 2) = b;
-        *dst.add(len - 1) = c;
     }
 }
 

@@ -70,7 +70,8 @@ impl Writes {
         if data_words > 0 {
             // Zero the last word first so the padding is deterministic.
             *p.add(1 + data_words) = 0;
-            std::ptr::copy_nonoverlapping(bytes.as_ptr(), p.add(2) as *mut u8, len);
+            // Not a `memcpy` call: two overlapping loads and stores for these few bytes.
+            rustyjson_core::buffer::copy_short(bytes.as_ptr(), p.add(2) as *mut u8, len);
         }
         t
     }
