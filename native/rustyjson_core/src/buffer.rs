@@ -259,7 +259,10 @@ mod tests {
                 let mut dst = [0u8; 48];
                 unsafe { copy_short(src.as_ptr().add(at), dst.as_mut_ptr().add(8), len) };
                 assert_eq!(&dst[8..8 + len], &src[at..at + len], "len {len} at {at}");
-                assert!(dst[..8].iter().chain(&dst[8 + len..]).all(|&b| b == 0), "len {len}");
+                assert!(
+                    dst[..8].iter().chain(&dst[8 + len..]).all(|&b| b == 0),
+                    "len {len}"
+                );
             }
         }
     }

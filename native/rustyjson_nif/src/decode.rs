@@ -193,7 +193,8 @@ struct TermBuilder<'a> {
     writes: &'static Writes,
     heap_binaries: bool,
     flat_maps: bool,
-    fills: [T; 4],
+    /// Where terms written directly go (sealed when the builder is dropped, before the call returns).
+    arena: write::Arena,
     /// The VM's map tags when large objects of a known shape are written from their trie (`term::hamt`), the
     /// shapes, and the immediates their memory is first filled with (grown on first use).
     hash_maps: Option<hamt::Tags>,

@@ -64,7 +64,7 @@ impl<'a> TermBuilder<'a> {
             writes: &layout.writes,
             heap_binaries: layout.writes.heap_binaries.is_some(),
             flat_maps: layout.writes.flat_maps.is_some(),
-            fills: [atoms::nil().as_c_arg(); 4],
+            arena: write::Arena::new(bytes.len()),
             hash_maps: layout.hash_maps,
             large_shapes: Vec::new(),
             large_fills: Vec::new(),
@@ -140,7 +140,7 @@ impl<'a> TermBuilder<'a> {
     #[inline(always)]
     fn copy_binary(&self, bytes: &[u8]) -> T {
         if self.heap_binaries && bytes.len() <= HEAP_BIN_MAX {
-            return unsafe { self.writes.heap_binary(self.env, &self.fills, bytes) };
+            return unsafe { self.writes.heap_binary(self.env, &self.arena, bytes) };
         }
         copy_binary(self.env, bytes)
     }
@@ -162,7 +162,7 @@ impl<'a> TermBuilder<'a> {
     #[inline(always)]
     fn copy_key(&self, bytes: &[u8]) -> Key {
         if self.heap_binaries && bytes.len() <= HEAP_BIN_MAX {
-            let term = unsafe { self.writes.heap_binary(self.env, &self.fills, bytes) };
+            let term = unsafe { self.writes.heap_binary(self.env, &self.arena, bytes) };
             return Key {
                 term,
                 // The binary's own bytes: `bytes` may be the parser's scratch buffer, reused for the next key.
@@ -278,6 +278,8 @@ impl<'a> TermBuilder<'a> {
 
 impl Drop for TermBuilder<'_> {
     fn drop(&mut self) {
+        // SAFETY: the arena's terms were written in this call, which has not returned yet.
+        unsafe { self.writes.seal(&self.arena) };
         if !self.large_shapes.is_empty() {
             LARGE_SHAPES.with(|c| {
                 if let Ok(mut c) = c.try_borrow_mut() {

@@ -71,12 +71,6 @@ impl Shape {
     };
 }
 
-/// A tuple of `terms`.
-#[inline(always)]
-unsafe fn tuple(env: *mut ErlNifEnv, terms: &[T]) -> T {
-    enif_make_tuple_from_array(env, terms.as_ptr(), terms.len() as u32)
-}
-
 /// A hash of a key sequence's bytes.
 fn keys_hash(keys: &[Key]) -> u64 {
     keys.iter().fold(keys.len() as u64, |h, k| {
@@ -180,17 +174,15 @@ impl TermBuilder<'_> {
         if !self.flat_maps {
             return self.flatmap_in_shape_order(keys, values);
         }
-        let idx = &self.shape_idx[..n];
-        let mut buf = [MaybeUninit::<T>::uninit(); FLATMAP_MAX + 2];
-        let mut ks = [MaybeUninit::<T>::uninit(); FLATMAP_MAX];
-        for ((v, k), &i) in buf[2..].iter_mut().zip(ks.iter_mut()).zip(idx) {
-            v.write(values[i as usize]);
-            k.write(keys[i as usize].term);
-        }
+        // SAFETY: every slot of the keys tuple and of the map is written.
         unsafe {
-            let ks = std::slice::from_raw_parts(ks.as_ptr() as *const T, n);
-            self.writes
-                .flatmap(self.env, tuple(self.env, ks), &mut buf, n)
+            let (tuple, key_slots) = self.writes.tuple_slots(self.env, &self.arena, n);
+            let (map, value_slots) = self.writes.flatmap_slots(self.env, &self.arena, tuple, n);
+            for (j, &i) in self.shape_idx[..n].iter().enumerate() {
+                *key_slots.add(j) = keys[i as usize].term;
+                *value_slots.add(j) = values[i as usize];
+            }
+            map
         }
     }
 
@@ -232,37 +224,39 @@ impl TermBuilder<'_> {
             if !sort_order(keys, &mut idx) {
                 return self.map_from_keys(keys, values);
             }
-            let mut ks = [MaybeUninit::<T>::uninit(); FLATMAP_MAX];
-            for (slot, &i) in ks.iter_mut().zip(&idx[..n]) {
-                slot.write(keys[i as usize].term);
-            }
-            let ks = unsafe { std::slice::from_raw_parts(ks.as_ptr() as *const T, n) };
             shape.gen = gen;
             shape.n = n as u8;
             shape.idx = idx;
             for (t, k) in shape.terms.iter_mut().zip(keys) {
                 *t = term_bits(k.term);
             }
-            shape.tuple = if self.flat_maps {
-                Some(unsafe { tuple(self.env, ks) })
-            } else {
-                None
-            };
+            shape.tuple = self.flat_maps.then(|| unsafe {
+                let (tuple, key_slots) = self.writes.tuple_slots(self.env, &self.arena, n);
+                for (j, &i) in idx[..n].iter().enumerate() {
+                    *key_slots.add(j) = keys[i as usize].term;
+                }
+                tuple
+            });
         }
         let shape = &self.shapes[slot];
-        let mut buf = [MaybeUninit::<T>::uninit(); FLATMAP_MAX + 2];
-        for (slot, &i) in buf[2..].iter_mut().zip(&shape.idx[..n]) {
-            slot.write(values[i as usize]);
-        }
         match shape.tuple {
-            Some(tuple) => unsafe { self.writes.flatmap(self.env, tuple, &mut buf, n) },
+            // SAFETY: every value slot is written.
+            Some(tuple) => unsafe {
+                let (map, value_slots) = self.writes.flatmap_slots(self.env, &self.arena, tuple, n);
+                for (j, &i) in shape.idx[..n].iter().enumerate() {
+                    *value_slots.add(j) = values[i as usize];
+                }
+                map
+            },
             None => {
                 let mut ks = [MaybeUninit::<T>::uninit(); FLATMAP_MAX];
-                for (slot, &i) in ks.iter_mut().zip(&shape.idx[..n]) {
-                    slot.write(keys[i as usize].term);
+                let mut vs = [MaybeUninit::<T>::uninit(); FLATMAP_MAX];
+                for ((k, v), &i) in ks.iter_mut().zip(vs.iter_mut()).zip(&shape.idx[..n]) {
+                    k.write(keys[i as usize].term);
+                    v.write(values[i as usize]);
                 }
                 let ks = unsafe { std::slice::from_raw_parts(ks.as_ptr() as *const T, n) };
-                let vs = unsafe { std::slice::from_raw_parts(buf[2..].as_ptr() as *const T, n) };
+                let vs = unsafe { std::slice::from_raw_parts(vs.as_ptr() as *const T, n) };
                 self.map_of(ks, vs)
             }
         }

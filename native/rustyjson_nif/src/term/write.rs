@@ -4,12 +4,13 @@
 //! `enif_make_new_binary` syncs the environment's heap pointers on every call, and `enif_make_map_from_arrays`
 //! sorts and compares the keys again with term comparisons; written here, a key costs a bump allocation and a
 //! few stores, and same-shaped objects decoded with `keys: :intern` share one keys tuple (as maps built from
-//! literals do). The memory comes from `enif_make_tuple_from_array`, whose result is a boxed pointer to
-//! `arity + 1` words on the process heap or a heap fragment; those words are then overwritten with the other
-//! term's header and body, of exactly that size. Each layout (heap binary `[header, size, bytes...]`, whose size
-//! word counts bytes before OTP 27 and bits from it; flat map `[header, size, keys tuple, values...]`; small
-//! integer: value above a tag) is learned from terms the running VM makes, and terms written here are checked
-//! to be identical to the VM's, each kind on its own; where one differs, that kind is left to erl_nif.
+//! literals do). The memory comes in blocks ([`Arena`]) from `enif_make_tuple_from_array`, whose result is a
+//! boxed pointer to `arity + 1` words on the process heap or a heap fragment; terms are written one after
+//! another into a block, as the VM's own builders fill what they allocate, and the rest of a block is left as a
+//! tuple of immediates. Each layout (tuple header; heap binary `[header, size, bytes...]`, whose size word counts
+//! bytes before OTP 27 and bits from it; flat map `[header, size, keys tuple, values...]`; small integer: value
+//! above a tag) is learned from terms the running VM makes, and terms written here are checked to be identical to
+//! the VM's, each kind on its own; where one differs, that kind is left to erl_nif.
 
 use super::{bits, boxed, is_boxed, T};
 use rustler::sys::{
@@ -17,12 +18,16 @@ use rustler::sys::{
     enif_make_map_from_arrays, enif_make_new_binary, enif_make_tuple_from_array, ErlNifBinary,
     ErlNifEnv,
 };
+use std::cell::Cell;
 use std::mem::MaybeUninit;
 
 /// Heap binaries are written for byte sizes up to this (at most three data words).
 pub const HEAP_BIN_MAX: usize = 24;
 /// Flat maps are written for up to this many keys (the VM's flat map limit).
 pub const FLATMAP_MAX: usize = 32;
+
+/// The most words of one block of an [`Arena`] (a larger term gets a block of its own size).
+const BLOCK_MAX: usize = 4096;
 
 /// The write layouts learned, one per kind of term (`None`: that kind is made by erl_nif).
 pub struct Writes {
@@ -31,6 +36,32 @@ pub struct Writes {
     pub flat_maps: Option<usize>,
     pub small_integers: Option<SmallIntegers>,
     boxed_tag: usize,
+    /// The header of a tuple of arity 0 and the step per element, that blocks are written in (heap binaries and
+    /// flat maps are off without them), and the immediates a fresh block is first filled with.
+    tuple_header: Option<(usize, usize)>,
+    block_fills: Vec<T>,
+}
+
+/// Memory for the terms of one call, taken from the VM a block at a time and handed out word by word: a bump
+/// allocation per term instead of an erl_nif call. [`Writes::seal`] must run before the call returns (the
+/// builder's `Drop`): it leaves the unused rest of the block a valid term.
+pub struct Arena {
+    next: Cell<*mut usize>,
+    end: Cell<*mut usize>,
+    /// The words of the next block.
+    block: Cell<usize>,
+}
+
+impl Arena {
+    /// An arena for the terms of a document of `input_bytes` (its first block sized after it: a short document
+    /// takes a short block).
+    pub fn new(input_bytes: usize) -> Arena {
+        Arena {
+            next: Cell::new(std::ptr::null_mut()),
+            end: Cell::new(std::ptr::null_mut()),
+            block: Cell::new((input_bytes / 2).clamp(32, BLOCK_MAX)),
+        }
+    }
 }
 
 /// Heap binary headers by data words (0..=3: 0, 1-8, 9-16, 17-24 bytes), and the size word's unit.
@@ -53,18 +84,85 @@ impl Writes {
         flat_maps: None,
         small_integers: None,
         boxed_tag: 0,
+        tuple_header: None,
+        block_fills: Vec::new(),
     };
 
-    /// A heap binary of `bytes` (at most [`HEAP_BIN_MAX`]). `fills` are immediates. Only with `heap_binaries`.
+    /// `words` words of `arena` (from a new block when the current one is used up). Only with a tuple header.
     #[inline(always)]
-    pub unsafe fn heap_binary(&self, env: *mut ErlNifEnv, fills: &[T; 4], bytes: &[u8]) -> T {
+    unsafe fn alloc(&self, env: *mut ErlNifEnv, arena: &Arena, words: usize) -> *mut usize {
+        let next = arena.next.get();
+        if (arena.end.get() as usize).wrapping_sub(next as usize) >= words * 8 {
+            arena.next.set(next.add(words));
+            return next;
+        }
+        self.new_block(env, arena, words)
+    }
+
+    #[cold]
+    #[inline(never)]
+    unsafe fn new_block(&self, env: *mut ErlNifEnv, arena: &Arena, words: usize) -> *mut usize {
+        self.seal(arena);
+        let size = words.max(arena.block.get());
+        arena.block.set((size * 2).min(BLOCK_MAX));
+        // A tuple of `size - 1` immediates is `size` words; terms are then written over them from the start.
+        let fills = if size - 1 <= self.block_fills.len() {
+            self.block_fills.as_ptr()
+        } else {
+            // A single term larger than a block (never, for the terms written here): fills of its own.
+            return self.single_block(env, words);
+        };
+        let t = enif_make_tuple_from_array(env, fills, (size - 1) as u32);
+        let p = boxed(t, self.boxed_tag);
+        arena.next.set(p.add(words));
+        arena.end.set(p.add(size));
+        p
+    }
+
+    #[cold]
+    unsafe fn single_block(&self, env: *mut ErlNifEnv, words: usize) -> *mut usize {
+        let fills = vec![self.block_fills[0]; words - 1];
+        boxed(
+            enif_make_tuple_from_array(env, fills.as_ptr(), (words - 1) as u32),
+            self.boxed_tag,
+        )
+    }
+
+    /// Leaves the unused rest of `arena`'s block a tuple of the immediates it holds, a valid term like the
+    /// ones written before it. Runs before the call that owns the arena returns.
+    pub unsafe fn seal(&self, arena: &Arena) {
+        let (next, end) = (arena.next.get(), arena.end.get());
+        if next < end {
+            let (base, step) = self.tuple_header.unwrap_unchecked();
+            *next = base + step * (end.offset_from(next) as usize - 1);
+        }
+        arena.next.set(end);
+    }
+
+    /// The boxed term of words at `p`.
+    #[inline(always)]
+    fn boxed_term(&self, p: *mut usize) -> T {
+        super::term(p as usize + self.boxed_tag)
+    }
+
+    /// A tuple of `n` elements in `arena`, and where its elements go (the caller writes all `n`).
+    #[inline(always)]
+    pub unsafe fn tuple_slots(&self, env: *mut ErlNifEnv, arena: &Arena, n: usize) -> (T, *mut T) {
+        let p = self.alloc(env, arena, 1 + n);
+        let (base, step) = self.tuple_header.unwrap_unchecked();
+        *p = base + step * n;
+        (self.boxed_term(p), p.add(1) as *mut T)
+    }
+
+    /// A heap binary of `bytes` (at most [`HEAP_BIN_MAX`]) in `arena`. Only with `heap_binaries`.
+    #[inline(always)]
+    pub unsafe fn heap_binary(&self, env: *mut ErlNifEnv, arena: &Arena, bytes: &[u8]) -> T {
         let layout = self.heap_binaries.as_ref().unwrap_unchecked();
         let len = bytes.len();
         debug_assert!(len <= HEAP_BIN_MAX);
         let data_words = len.div_ceil(8);
-        // A tuple of 1 + data_words immediates has the heap binary's size; its words are then overwritten.
-        let t = enif_make_tuple_from_array(env, fills.as_ptr(), (1 + data_words) as u32);
-        let p = boxed(t, self.boxed_tag);
+        let p = self.alloc(env, arena, 2 + data_words);
+        let t = self.boxed_term(p);
         *p = layout.headers[data_words];
         *p.add(1) = len << layout.size_shift;
         if data_words > 0 {
@@ -83,26 +181,22 @@ impl Writes {
         (bits(t) - self.boxed_tag).wrapping_add(16) as *const u8
     }
 
-    /// A flat map from `keys`, a tuple of 1..=32 keys in term order without duplicates, and its `n` values in
-    /// that order in `buf[2..n + 2]` (`buf[0..2]` are overwritten). Only with `flat_maps`.
+    /// A flat map in `arena` of `keys`, a tuple of 1..=32 keys in term order without duplicates, and where its
+    /// `n` values go, in that order (the caller writes all `n`). Only with `flat_maps`.
     #[inline(always)]
-    pub unsafe fn flatmap(
+    pub unsafe fn flatmap_slots(
         &self,
         env: *mut ErlNifEnv,
+        arena: &Arena,
         keys: T,
-        buf: &mut [MaybeUninit<T>],
         n: usize,
-    ) -> T {
-        debug_assert!((1..=FLATMAP_MAX).contains(&n) && buf.len() >= n + 2);
-        // The tuple [keys, keys, v1..vn] has the flat map's size: its header and first element become the map's
-        // header and size.
-        buf[0].write(keys);
-        buf[1].write(keys);
-        let t = enif_make_tuple_from_array(env, buf.as_ptr() as *const T, (n + 2) as u32);
-        let p = boxed(t, self.boxed_tag);
+    ) -> (T, *mut T) {
+        debug_assert!((1..=FLATMAP_MAX).contains(&n));
+        let p = self.alloc(env, arena, 3 + n);
         *p = self.flat_maps.unwrap_unchecked();
         *p.add(1) = n;
-        t
+        *p.add(2) = bits(keys);
+        (self.boxed_term(p), p.add(3) as *mut T)
     }
 
     /// `value` as an immediate small integer, when it is one (and small integers are written).
@@ -122,10 +216,14 @@ impl Writes {
             boxed_tag: primary.boxed,
             ..Writes::OFF
         };
-        // An immediate ([`super::Primary`] checked it is not boxed) to fill fresh words with.
-        let fills = [enif_make_int64(env, 0); 4];
         w.small_integers = learn_small(env);
-        w.heap_binaries = learn_heap_binaries(env, &w, &fills);
+        w.tuple_header = learn_tuple_header(env, &w);
+        if w.tuple_header.is_none() {
+            return w;
+        }
+        // An immediate ([`super::Primary`] checked it is not boxed) to fill fresh blocks with.
+        w.block_fills = vec![enif_make_int64(env, 0); BLOCK_MAX];
+        w.heap_binaries = learn_heap_binaries(env, &w);
         w.flat_maps = learn_flat_maps(env, &w);
         w
     }
@@ -161,11 +259,49 @@ unsafe fn learn_small(env: *mut ErlNifEnv) -> Option<SmallIntegers> {
     Some(small)
 }
 
-unsafe fn learn_heap_binaries(
-    env: *mut ErlNifEnv,
-    w: &Writes,
-    fills: &[T; 4],
-) -> Option<HeapBinaries> {
+/// The tuple header of arity 0 and the step per element, when tuples of every arity up to a block's (and one
+/// larger) have the header that makes, and a tuple written with it is identical to the VM's.
+unsafe fn learn_tuple_header(env: *mut ErlNifEnv, w: &Writes) -> Option<(usize, usize)> {
+    let elems: Vec<T> = (0..BLOCK_MAX as i64 + 8)
+        .map(|i| enif_make_int64(env, i))
+        .collect();
+    let header = |n: usize| {
+        let t = enif_make_tuple_from_array(env, elems.as_ptr(), n as u32);
+        is_boxed(t, w.boxed_tag).then(|| *boxed(t, w.boxed_tag))
+    };
+    let (one, two) = (header(1)?, header(2)?);
+    let step = two.checked_sub(one)?;
+    let base = one.checked_sub(step)?;
+    if !step.is_power_of_two() || step < 4 {
+        return None;
+    }
+    for n in (0..=64).chain([BLOCK_MAX - 1, BLOCK_MAX, BLOCK_MAX + 7]) {
+        if header(n)? != base + step * n {
+            return None;
+        }
+    }
+    // A tuple written in an arena (sealed: the rest of its block is a tuple too) equals the VM's.
+    let w = Writes {
+        tuple_header: Some((base, step)),
+        block_fills: vec![enif_make_int64(env, 0); 64],
+        boxed_tag: w.boxed_tag,
+        ..Writes::OFF
+    };
+    let arena = Arena::new(0);
+    for n in 0..=8 {
+        let (ours, slots) = w.tuple_slots(env, &arena, n);
+        std::ptr::copy_nonoverlapping(elems.as_ptr(), slots, n);
+        let vm = enif_make_tuple_from_array(env, elems.as_ptr(), n as u32);
+        if enif_is_identical(vm, ours) == 0 {
+            w.seal(&arena);
+            return None;
+        }
+    }
+    w.seal(&arena);
+    w.tuple_header
+}
+
+unsafe fn learn_heap_binaries(env: *mut ErlNifEnv, w: &Writes) -> Option<HeapBinaries> {
     let text = b"0123456789abcdefghijklmnopqrstuvwxyz";
     let make = |len: usize| {
         let mut t = MaybeUninit::<T>::uninit();
@@ -197,28 +333,29 @@ unsafe fn learn_heap_binaries(
             size_shift,
         }),
         boxed_tag: w.boxed_tag,
+        tuple_header: w.tuple_header,
+        block_fills: w.block_fills.clone(),
         ..Writes::OFF
     };
-    for len in 0..=HEAP_BIN_MAX {
+    let arena = Arena::new(0);
+    let checked = (0..=HEAP_BIN_MAX).all(|len| {
         let vm = make(len);
-        let ours = w.heap_binary(env, fills, &text[..len]);
+        let ours = w.heap_binary(env, &arena, &text[..len]);
         let mut bin = MaybeUninit::<ErlNifBinary>::uninit();
         if *boxed(vm, w.boxed_tag) != *boxed(ours, w.boxed_tag)
             || *boxed(vm, w.boxed_tag).add(1) != len << size_shift
             || enif_is_identical(vm, ours) == 0
             || enif_inspect_binary(env, ours, bin.as_mut_ptr()) == 0
         {
-            return None;
+            return false;
         }
         let bin = bin.assume_init();
-        if bin.size != len
-            || (len > 0 && std::slice::from_raw_parts(bin.data, len) != &text[..len])
-            || (len > 0 && !std::ptr::eq(bin.data, w.heap_binary_bytes(ours)))
-        {
-            return None;
-        }
-    }
-    w.heap_binaries
+        bin.size == len
+            && (len == 0 || std::slice::from_raw_parts(bin.data, len) == &text[..len])
+            && (len == 0 || std::ptr::eq(bin.data, w.heap_binary_bytes(ours)))
+    });
+    w.seal(&arena);
+    checked.then_some(w.heap_binaries?)
 }
 
 /// The header of a 1-key flat map, when the layout of a 3-key one is `[header, 3, keys tuple, values...]` and
@@ -259,31 +396,30 @@ unsafe fn learn_flat_maps(env: *mut ErlNifEnv, w: &Writes) -> Option<usize> {
     let w = Writes {
         flat_maps: Some(header),
         boxed_tag: w.boxed_tag,
+        tuple_header: w.tuple_header,
+        block_fills: w.block_fills.clone(),
         ..Writes::OFF
     };
-    for n in 1..=FLATMAP_MAX {
-        let vm = vm_map(n)?;
-        let mut buf = [MaybeUninit::<T>::uninit(); FLATMAP_MAX + 2];
-        for (slot, &v) in buf[2..].iter_mut().zip(&values[..n]) {
-            slot.write(v);
-        }
-        let tuple = enif_make_tuple_from_array(env, keys.as_ptr(), n as u32);
-        let ours = w.flatmap(env, tuple, &mut buf, n);
+    // Maps of every size, their keys tuples written too, in one arena.
+    let arena = Arena::new(0);
+    let checked = (1..=FLATMAP_MAX).all(|n| {
+        let Some(vm) = vm_map(n) else {
+            return false;
+        };
+        let (tuple, key_slots) = w.tuple_slots(env, &arena, n);
+        std::ptr::copy_nonoverlapping(keys.as_ptr(), key_slots, n);
+        let (ours, value_slots) = w.flatmap_slots(env, &arena, tuple, n);
+        std::ptr::copy_nonoverlapping(values.as_ptr(), value_slots, n);
         let mut size = 0;
-        if enif_is_identical(vm, ours) == 0
-            || enif_get_map_size(env, ours, &mut size) == 0
-            || size != n
-        {
-            return None;
-        }
-        for i in 0..n {
-            let mut v = MaybeUninit::<T>::uninit();
-            if enif_get_map_value(env, ours, keys[i], v.as_mut_ptr()) == 0
-                || bits(v.assume_init()) != bits(values[i])
-            {
-                return None;
-            }
-        }
-    }
-    w.flat_maps
+        enif_is_identical(vm, ours) != 0
+            && enif_get_map_size(env, ours, &mut size) != 0
+            && size == n
+            && (0..n).all(|i| {
+                let mut v = MaybeUninit::<T>::uninit();
+                enif_get_map_value(env, ours, keys[i], v.as_mut_ptr()) != 0
+                    && bits(v.assume_init()) == bits(values[i])
+            })
+    });
+    w.seal(&arena);
+    checked.then_some(header)
 }

@@ -1,0 +1,58 @@
+defmodule RustyJson.DecodeWrittenTermsTest do
+  # Short binaries, flat maps and their keys tuples are written by the NIF into blocks of memory taken from the
+  # VM (`native/rustyjson_nif/src/term/write.rs`), the unused rest of each block left as a tuple. The terms must
+  # be ordinary terms for everything the VM does with them afterwards.
+  use ExUnit.Case, async: true
+
+  defp value(seed, depth) do
+    :rand.seed(:exsss, {seed, depth, 7})
+    build(depth)
+  end
+
+  defp build(0), do: scalar()
+
+  defp build(depth) do
+    case :rand.uniform(4) do
+      1 -> for _ <- 1..:rand.uniform(8), do: build(depth - 1)
+      2 -> Map.new(1..:rand.uniform(40), fn i -> {key(i), build(depth - 1)} end)
+      _ -> scalar()
+    end
+  end
+
+  # Keys and strings across the written sizes (up to 24 bytes) and the VM's heap binary limit (64).
+  defp key(i), do: String.duplicate("k", rem(i * 7, 30)) <> Integer.to_string(i)
+
+  defp scalar do
+    case :rand.uniform(5) do
+      1 -> :rand.uniform(1_000_000) - 500_000
+      2 -> String.duplicate("é", :rand.uniform(40))
+      3 -> String.duplicate("x", :rand.uniform(70) - 1)
+      4 -> nil
+      5 -> :rand.uniform() * 1000
+    end
+  end
+
+  test "decoded terms survive garbage collection, messages and the external format" do
+    cases =
+      for seed <- 1..60, keys <- [:strings, :intern] do
+        value = value(seed, rem(seed, 4) + 1)
+        {value, RustyJson.decode!(RustyJson.encode!(value), keys: keys)}
+      end
+
+    :erlang.garbage_collect()
+    parent = self()
+    pid = spawn(fn -> receive(do: ({:terms, t} -> send(parent, {:back, t}))) end)
+    send(pid, {:terms, cases})
+    assert_receive {:back, copies}
+
+    for {{value, decoded}, {_, copy}} <- Enum.zip(cases, copies) do
+      assert decoded == value
+      assert copy == value
+      assert :erlang.binary_to_term(:erlang.term_to_binary(decoded)) == value
+      assert :erlang.phash2(decoded) == :erlang.phash2(value)
+    end
+
+    :erlang.garbage_collect()
+    assert Enum.all?(cases, fn {value, decoded} -> decoded == value end)
+  end
+end
