@@ -64,6 +64,8 @@ impl<'a> TermBuilder<'a> {
             writes: &layout.writes,
             heap_binaries: layout.writes.heap_binaries.is_some(),
             flat_maps: layout.writes.flat_maps.is_some(),
+            floats: layout.writes.floats.is_some(),
+            lists: layout.writes.lists.is_some(),
             arena: write::Arena::new(bytes.len()),
             hash_maps: layout.hash_maps,
             large_shapes: Vec::new(),
@@ -330,6 +332,9 @@ impl<'a> Builder for TermBuilder<'a> {
         if self.decimals {
             return self.decimal(text);
         }
+        if self.floats {
+            return unsafe { self.writes.float(self.env, &self.arena, value) };
+        }
         unsafe { enif_make_double(self.env, value) }
     }
     fn float_out_of_range(&mut self, text: &[u8]) -> Option<T> {
@@ -397,6 +402,9 @@ impl<'a> Builder for TermBuilder<'a> {
     }
     #[inline(always)]
     fn array(&mut self, items: &[T]) -> T {
+        if self.lists && (1..=write::LIST_MAX).contains(&items.len()) {
+            return unsafe { self.writes.list(self.env, &self.arena, items) };
+        }
         unsafe {
             match items.len() {
                 1 => enif_make_list_cell(
