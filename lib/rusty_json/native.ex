@@ -77,10 +77,11 @@ defmodule RustyJson.Native do
   What the NIF learned of the running VM: its OTP release and whether each fast path is on.
 
   Each fast path rests on a term layout the NIF learns from terms the running VM makes and checks once
-  (`native/rustyjson_nif/src/term/`): `heap_binaries`, `flat_maps`, `small_integers`, `floats`, `lists` (terms the
-  decoder writes directly), `hash_maps` (large objects written from the VM's own trie), `encode_reads` (terms the encoder reads
-  by their bits), `binary_reads` (short binaries the encoder reads by their bits) and `map_order` (the direction in which the VM lists maps of more than 32 keys). A path whose
-  layout does not hold is off, and the plain erl_nif calls do its work. `RUSTYJSON_FAST_PATHS=off` in the VM's
+  (`native/rustyjson_nif/src/term/`): `heap_binaries`, `flat_maps`, `small_integers` and `floats` (terms the
+  decoder writes directly), `hash_maps` (large objects written from the VM's own trie), `encode_reads` (terms
+  the encoder reads by their bits), `binary_reads` (short binaries the encoder reads by their bits) and
+  `map_order` (the direction in which the VM lists maps of more than 32 keys). A path whose layout does not
+  hold is off, and the plain erl_nif calls do its work. `RUSTYJSON_FAST_PATHS=off` in the VM's
   environment switches them all off.
   """
   @spec info() :: %{otp_release: String.t(), fast_paths: %{atom() => boolean()}}

@@ -194,7 +194,6 @@ struct TermBuilder<'a> {
     heap_binaries: bool,
     flat_maps: bool,
     floats: bool,
-    lists: bool,
     /// Where terms written directly go (sealed when the builder is dropped, before the call returns).
     arena: write::Arena,
     /// The VM's map tags when large objects of a known shape are written from their trie (`term::hamt`), the

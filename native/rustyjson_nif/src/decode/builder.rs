@@ -65,7 +65,6 @@ impl<'a> TermBuilder<'a> {
             heap_binaries: layout.writes.heap_binaries.is_some(),
             flat_maps: layout.writes.flat_maps.is_some(),
             floats: layout.writes.floats.is_some(),
-            lists: layout.writes.lists.is_some(),
             arena: write::Arena::new(bytes.len()),
             hash_maps: layout.hash_maps,
             large_shapes: Vec::new(),
@@ -402,9 +401,6 @@ impl<'a> Builder for TermBuilder<'a> {
     }
     #[inline(always)]
     fn array(&mut self, items: &[T]) -> T {
-        if self.lists && (1..=write::LIST_MAX).contains(&items.len()) {
-            return unsafe { self.writes.list(self.env, &self.arena, items) };
-        }
         unsafe {
             match items.len() {
                 1 => enif_make_list_cell(

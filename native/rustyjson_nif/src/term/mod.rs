@@ -8,8 +8,7 @@
 //! environment switches every one off (the test suite runs once that way too).
 //!
 //! - [`read`]: immediates, list cells, floats, flat maps and heap binaries read by their bits (encode).
-//! - [`write`]: heap binaries, flat maps, small integers, floats and lists written into memory the VM hands out
-//!   (decode).
+//! - [`write`]: heap binaries, flat maps, small integers and floats written into memory the VM hands out (decode).
 //! - [`hamt`]: hash maps of 33-256 keys written from the trie the VM built for the same keys (decode).
 //! - [`map_order`]: the direction in which `maps:to_list/1` lists a hash map (encode).
 
@@ -96,7 +95,7 @@ impl Primary {
 }
 
 /// Each fast path's state, for `RustyJson.Native.info/0`.
-pub fn fast_paths(env: *mut ErlNifEnv) -> [(&'static str, bool); 9] {
+pub fn fast_paths(env: *mut ErlNifEnv) -> [(&'static str, bool); 8] {
     let layout = layout(env);
     [
         ("heap_binaries", layout.writes.heap_binaries.is_some()),
@@ -104,7 +103,6 @@ pub fn fast_paths(env: *mut ErlNifEnv) -> [(&'static str, bool); 9] {
         ("hash_maps", layout.hash_maps.is_some()),
         ("small_integers", layout.writes.small_integers.is_some()),
         ("floats", layout.writes.floats.is_some()),
-        ("lists", layout.writes.lists.is_some()),
         ("encode_reads", layout.reads.on()),
         ("binary_reads", layout.reads.heap_binaries()),
         ("map_order", map_order::get() != map_order::Order::Unknown),

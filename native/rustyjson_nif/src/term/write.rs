@@ -1,6 +1,5 @@
 //! Writing terms straight into the memory the VM hands out, instead of through erl_nif: heap binaries of up to 24
-//! bytes (object keys and short strings), flat maps whose keys are already sorted, small integers, floats and
-//! the list cells of arrays.
+//! bytes (object keys and short strings), flat maps whose keys are already sorted, small integers and floats.
 //!
 //! `enif_make_new_binary` syncs the environment's heap pointers on every call, and `enif_make_map_from_arrays`
 //! sorts and compares the keys again with term comparisons; written here, a key costs a bump allocation and a
@@ -10,14 +9,13 @@
 //! another into a block, as the VM's own builders fill what they allocate, and the rest of a block is left as a
 //! tuple of immediates. Each layout (tuple header; heap binary `[header, size, bytes...]`, whose size word counts
 //! bytes before OTP 27 and bits from it; flat map `[header, size, keys tuple, values...]`; small integer: value
-//! above a tag; float `[header, IEEE bits]`; list cell `[head, tail]` under the list tag) is learned from terms the running VM makes, and terms written here are checked to be identical to
+//! above a tag; float `[header, IEEE bits]`) is learned from terms the running VM makes, and terms written here are checked to be identical to
 //! the VM's, each kind on its own; where one differs, that kind is left to erl_nif.
 
 use super::{bits, boxed, is_boxed, T};
 use rustler::sys::{
-    enif_get_double, enif_get_list_length, enif_get_map_size, enif_get_map_value,
-    enif_inspect_binary, enif_is_identical, enif_make_double, enif_make_int64,
-    enif_make_list_from_array, enif_make_map_from_arrays, enif_make_new_binary,
+    enif_get_double, enif_get_map_size, enif_get_map_value, enif_inspect_binary, enif_is_identical,
+    enif_make_double, enif_make_int64, enif_make_map_from_arrays, enif_make_new_binary,
     enif_make_tuple_from_array, ErlNifBinary, ErlNifEnv,
 };
 use std::cell::Cell;
@@ -27,8 +25,6 @@ use std::mem::MaybeUninit;
 pub const HEAP_BIN_MAX: usize = 24;
 /// Flat maps are written for up to this many keys (the VM's flat map limit).
 pub const FLATMAP_MAX: usize = 32;
-/// Lists are written for up to this many items (longer ones are the VM's, which writes them the same way).
-pub const LIST_MAX: usize = 512;
 
 /// The most words of one block of an [`Arena`] (a larger term gets a block of its own size).
 const BLOCK_MAX: usize = 4096;
@@ -41,7 +37,6 @@ pub struct Writes {
     pub small_integers: Option<SmallIntegers>,
     /// The float header.
     pub floats: Option<usize>,
-    pub lists: Option<Lists>,
     boxed_tag: usize,
     /// The header of a tuple of arity 0 and the step per element, that blocks are written in (heap binaries and
     /// flat maps are off without them), and the immediates a fresh block is first filled with.
@@ -78,13 +73,6 @@ pub struct HeapBinaries {
     size_shift: u32,
 }
 
-/// A list is a chain of cells `[head, tail]`, each pointed to under `tag`, the last tail being `nil`.
-#[derive(Clone, Copy)]
-pub struct Lists {
-    tag: usize,
-    nil: T,
-}
-
 /// A small integer is `value << shift | tag`, for values of `64 - shift` bits.
 #[derive(Clone, Copy)]
 pub struct SmallIntegers {
@@ -98,7 +86,6 @@ impl Writes {
         flat_maps: None,
         small_integers: None,
         floats: None,
-        lists: None,
         boxed_tag: 0,
         tuple_header: None,
         block_fills: Vec::new(),
@@ -224,21 +211,6 @@ impl Writes {
         self.boxed_term(p)
     }
 
-    /// The list of `items` (1 to [`LIST_MAX`]) in `arena`: its cells one after another. Only with `lists`.
-    #[inline(always)]
-    pub unsafe fn list(&self, env: *mut ErlNifEnv, arena: &Arena, items: &[T]) -> T {
-        let Lists { tag, nil } = self.lists.unwrap_unchecked();
-        let n = items.len();
-        debug_assert!((1..=LIST_MAX).contains(&n));
-        let p = self.alloc(env, arena, 2 * n);
-        for (i, &item) in items.iter().enumerate() {
-            *p.add(2 * i) = bits(item);
-            *p.add(2 * i + 1) = p.add(2 * i + 2) as usize + tag;
-        }
-        *p.add(2 * n - 1) = bits(nil);
-        super::term(p as usize + tag)
-    }
-
     /// `value` as an immediate small integer, when it is one (and small integers are written).
     #[inline(always)]
     pub fn small(&self, value: i64) -> Option<T> {
@@ -266,7 +238,6 @@ impl Writes {
         w.heap_binaries = learn_heap_binaries(env, &w);
         w.flat_maps = learn_flat_maps(env, &w);
         w.floats = learn_floats(env, &w);
-        w.lists = learn_lists(env, &w, primary.list);
         w
     }
 }
@@ -499,31 +470,4 @@ unsafe fn learn_floats(env: *mut ErlNifEnv, w: &Writes) -> Option<usize> {
     });
     w.seal(&arena);
     checked.then_some(w.floats?)
-}
-
-/// The list tag and `[]`, when lists of 1 to [`LIST_MAX`] items written as cells under that tag are identical
-/// to the VM's and have its length.
-unsafe fn learn_lists(env: *mut ErlNifEnv, w: &Writes, tag: usize) -> Option<Lists> {
-    let nil = enif_make_list_from_array(env, std::ptr::null(), 0);
-    let w = Writes {
-        lists: Some(Lists { tag, nil }),
-        boxed_tag: w.boxed_tag,
-        tuple_header: w.tuple_header,
-        block_fills: w.block_fills.clone(),
-        ..Writes::OFF
-    };
-    let items: Vec<T> = (0..LIST_MAX as i64)
-        .map(|i| enif_make_int64(env, i - 3))
-        .collect();
-    let arena = Arena::new(0);
-    let checked = [1, 2, 3, 17, LIST_MAX].iter().all(|&n| {
-        let ours = w.list(env, &arena, &items[..n]);
-        let vm = enif_make_list_from_array(env, items.as_ptr(), n as u32);
-        let mut len = 0;
-        enif_is_identical(ours, vm) != 0
-            && enif_get_list_length(env, ours, &mut len) != 0
-            && len as usize == n
-    });
-    w.seal(&arena);
-    checked.then_some(w.lists?)
 }
