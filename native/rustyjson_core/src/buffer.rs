@@ -180,35 +180,29 @@ impl<S: Storage> Buffer<S> {
 /// `len` bytes must be readable at `src` and writable at `dst`, and not overlap.
 #[inline(always)]
 pub unsafe fn copy_short(src: *const u8, dst: *mut u8, len: usize) {
-    use std::ptr::{read_unaligned as load, write_unaligned as store};
     debug_assert!(len <= 32);
     if len >= 16 {
-        let (a, b) = (
-            load(src as *const u128),
-            load(src.add(len - 16) as *const u128),
-        );
-        store(dst as *mut u128, a);
-        store(dst.add(len - 16) as *mut u128, b);
+        copy_ends::<u128>(src, dst, len);
     } else if len >= 8 {
-        let (a, b) = (
-            load(src as *const u64),
-            load(src.add(len - 8) as *const u64),
-        );
-        store(dst as *mut u64, a);
-        store(dst.add(len - 8) as *mut u64, b);
+        copy_ends::<u64>(src, dst, len);
     } else if len >= 4 {
-        let (a, b) = (
-            load(src as *const u32),
-            load(src.add(len - 4) as *const u32),
-        );
-        store(dst as *mut u32, a);
-        store(dst.add(len - 4) as *mut u32, b);
+        copy_ends::<u32>(src, dst, len);
     } else if len > 0 {
         let (a, b, c) = (*src, *src.add(len / 2), *src.add(len - 1));
         *dst = a;
         *dst.add(len / 2) = b;
         *dst.add(len - 1) = c;
     }
+}
+
+/// Copies `len` bytes (`size_of::<W>()` to twice that) as a word from each end, the two overlapping.
+#[inline(always)]
+unsafe fn copy_ends<W: Copy>(src: *const u8, dst: *mut u8, len: usize) {
+    use std::ptr::{read_unaligned as load, write_unaligned as store};
+    let tail = len - std::mem::size_of::<W>();
+    let (a, b) = (load(src as *const W), load(src.add(tail) as *const W));
+    store(dst as *mut W, a);
+    store(dst.add(tail) as *mut W, b);
 }
 
 #[cfg(test)]
