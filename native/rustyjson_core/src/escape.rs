@@ -80,6 +80,7 @@ const fn escape_sequences() -> [u64; 256] {
     }
     seqs
 }
+
 const ONES: u64 = 0x0101_0101_0101_0101;
 const HIGHS: u64 = 0x8080_8080_8080_8080;
 

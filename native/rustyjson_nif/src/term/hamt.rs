@@ -19,7 +19,7 @@
 use super::{bits, term, T};
 use rustler::sys::{
     enif_get_map_size, enif_get_map_value, enif_is_identical, enif_make_int64,
-    enif_make_map_from_arrays, enif_make_new_binary, enif_make_tuple_from_array, ErlNifEnv,
+    enif_make_map_from_arrays, enif_make_tuple_from_array, ErlNifEnv,
 };
 use std::collections::HashMap;
 use std::mem::MaybeUninit;
@@ -222,13 +222,7 @@ impl Tags {
 /// call of the VM's life: 0.3-0.5 ms here; every size from 33 to 96 took 1.6 ms.)
 unsafe fn check(env: *mut ErlNifEnv, tags: &Tags, fill: T) -> bool {
     let keys: Vec<T> = (0..MAX_KEYS)
-        .map(|i| {
-            let text = format!("key_{i:03}");
-            let mut t = MaybeUninit::<T>::uninit();
-            let p = enif_make_new_binary(env, text.len(), t.as_mut_ptr());
-            std::ptr::copy_nonoverlapping(text.as_ptr(), p, text.len());
-            t.assume_init()
-        })
+        .map(|i| super::new_binary(env, format!("key_{i:03}").as_bytes()))
         .collect();
     let mut fills = Vec::new();
     let vm_map = |ks: &[T], vs: &[T]| {

@@ -18,8 +18,8 @@ pub mod read;
 pub mod write;
 
 use rustler::sys::{
-    enif_make_double, enif_make_int64, enif_make_list_cell, enif_make_list_from_array, ErlNifEnv,
-    ErlNifTerm,
+    enif_make_double, enif_make_int64, enif_make_list_cell, enif_make_list_from_array,
+    enif_make_new_binary, ErlNifEnv, ErlNifTerm,
 };
 use std::sync::OnceLock;
 
@@ -107,6 +107,17 @@ pub fn fast_paths(env: *mut ErlNifEnv) -> [(&'static str, bool); 8] {
         ("binary_reads", layout.reads.heap_binaries()),
         ("map_order", map_order::get() != map_order::Order::Unknown),
     ]
+}
+
+/// A binary the VM makes holding `bytes` (the learners' probes).
+///
+/// # Safety
+/// `env` must be a live NIF environment.
+unsafe fn new_binary(env: *mut ErlNifEnv, bytes: &[u8]) -> T {
+    let mut t = T::default();
+    let p = enif_make_new_binary(env, bytes.len(), &mut t);
+    std::ptr::copy_nonoverlapping(bytes.as_ptr(), p, bytes.len());
+    t
 }
 
 /// A term's machine word.

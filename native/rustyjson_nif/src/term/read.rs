@@ -1,13 +1,14 @@
 //! Terms read by their bits instead of through the VM (encode's hottest type checks): small integers, list
-//! cells, floats, flat maps and heap binaries (keys and short strings). Their tags, shifts and headers are learned from terms the VM makes, and the
-//! reads are checked on them; where anything differs, [`Reads::on`] is false, every read says "no", and the
-//! erl_nif calls do the work.
+//! cells, floats, flat maps and heap binaries (keys and short strings). Their tags, shifts and headers are
+//! learned from terms the VM makes, and the reads are checked on them; where anything differs, [`Reads::on`] is
+//! false (or, for heap binaries, [`Reads::heap_binaries`]), every read says "no", and the erl_nif calls do the
+//! work.
 
 use super::{bits, boxed, is_boxed, T};
 use rustler::sys::{
     enif_binary_to_term, enif_inspect_binary, enif_make_atom_len, enif_make_double,
     enif_make_int64, enif_make_list_cell, enif_make_list_from_array, enif_make_map_from_arrays,
-    enif_make_new_binary, enif_make_sub_binary, ErlNifBinary, ErlNifEnv,
+    enif_make_sub_binary, ErlNifBinary, ErlNifEnv,
 };
 use std::mem::MaybeUninit;
 
@@ -201,15 +202,8 @@ impl Reads {
 /// made by the VM all read as themselves and binaries held elsewhere (refc, sub-binaries) and a bitstring of
 /// three bits do not read as heap binaries, or read as the same bytes as erl_nif gives.
 unsafe fn learn_heap_binaries(env: *mut ErlNifEnv, r: &Reads) -> Option<(usize, u32)> {
-    let text = [b'x'; 200];
-    let make = |len: usize| {
-        let mut t = T::default();
-        let p = enif_make_new_binary(env, len, &mut t);
-        for (i, b) in text[..len].iter().enumerate() {
-            *p.add(i) = b.wrapping_add(i as u8);
-        }
-        t
-    };
+    let text: Vec<u8> = (0..200u8).map(|i| b'x'.wrapping_add(i)).collect();
+    let make = |len: usize| super::new_binary(env, &text[..len]);
     let inspect = |t: T| {
         let mut bin = MaybeUninit::<ErlNifBinary>::uninit();
         (enif_inspect_binary(env, t, bin.as_mut_ptr()) != 0).then(|| {

@@ -9,14 +9,15 @@
 //! another into a block, as the VM's own builders fill what they allocate, and the rest of a block is left as a
 //! tuple of immediates. Each layout (tuple header; heap binary `[header, size, bytes...]`, whose size word counts
 //! bytes before OTP 27 and bits from it; flat map `[header, size, keys tuple, values...]`; small integer: value
-//! above a tag; float `[header, IEEE bits]`) is learned from terms the running VM makes, and terms written here are checked to be identical to
-//! the VM's, each kind on its own; where one differs, that kind is left to erl_nif.
+//! above a tag; float `[header, IEEE bits]`) is learned from terms the running VM makes, and terms written here
+//! are checked to be identical to the VM's, each kind on its own; where one differs, that kind is left to
+//! erl_nif.
 
 use super::{bits, boxed, is_boxed, T};
 use rustler::sys::{
     enif_get_double, enif_get_map_size, enif_get_map_value, enif_inspect_binary, enif_is_identical,
-    enif_make_double, enif_make_int64, enif_make_map_from_arrays, enif_make_new_binary,
-    enif_make_tuple_from_array, ErlNifBinary, ErlNifEnv,
+    enif_make_double, enif_make_int64, enif_make_map_from_arrays, enif_make_tuple_from_array,
+    ErlNifBinary, ErlNifEnv,
 };
 use std::cell::Cell;
 use std::mem::MaybeUninit;
@@ -26,7 +27,8 @@ pub const HEAP_BIN_MAX: usize = 24;
 /// Flat maps are written for up to this many keys (the VM's flat map limit).
 pub const FLATMAP_MAX: usize = 32;
 
-/// The most words of one block of an [`Arena`] (a larger term gets a block of its own size).
+/// The most words of one block of an [`Arena`] (every term written here is far smaller: a flat map of 32 keys
+/// and its keys tuple take 68).
 const BLOCK_MAX: usize = 4096;
 
 /// The write layouts learned, one per kind of term (`None`: that kind is made by erl_nif).
@@ -106,29 +108,18 @@ impl Writes {
     #[inline(never)]
     unsafe fn new_block(&self, env: *mut ErlNifEnv, arena: &Arena, words: usize) -> *mut usize {
         self.seal(arena);
+        assert!(
+            words <= BLOCK_MAX,
+            "a term of {words} words in a block of {BLOCK_MAX}"
+        );
         let size = words.max(arena.block.get());
         arena.block.set((size * 2).min(BLOCK_MAX));
         // A tuple of `size - 1` immediates is `size` words; terms are then written over them from the start.
-        let fills = if size - 1 <= self.block_fills.len() {
-            self.block_fills.as_ptr()
-        } else {
-            // A single term larger than a block (never, for the terms written here): fills of its own.
-            return self.single_block(env, words);
-        };
-        let t = enif_make_tuple_from_array(env, fills, (size - 1) as u32);
+        let t = enif_make_tuple_from_array(env, self.block_fills.as_ptr(), (size - 1) as u32);
         let p = boxed(t, self.boxed_tag);
         arena.next.set(p.add(words));
         arena.end.set(p.add(size));
         p
-    }
-
-    #[cold]
-    unsafe fn single_block(&self, env: *mut ErlNifEnv, words: usize) -> *mut usize {
-        let fills = vec![self.block_fills[0]; words - 1];
-        boxed(
-            enif_make_tuple_from_array(env, fills.as_ptr(), (words - 1) as u32),
-            self.boxed_tag,
-        )
     }
 
     /// Leaves the unused rest of `arena`'s block a tuple of the immediates it holds, a valid term like the
@@ -316,12 +307,7 @@ unsafe fn learn_tuple_header(env: *mut ErlNifEnv, w: &Writes) -> Option<(usize, 
 
 unsafe fn learn_heap_binaries(env: *mut ErlNifEnv, w: &Writes) -> Option<HeapBinaries> {
     let text = b"0123456789abcdefghijklmnopqrstuvwxyz";
-    let make = |len: usize| {
-        let mut t = MaybeUninit::<T>::uninit();
-        let p = enif_make_new_binary(env, len, t.as_mut_ptr());
-        std::ptr::copy_nonoverlapping(text.as_ptr(), p, len);
-        t.assume_init()
-    };
+    let make = |len: usize| super::new_binary(env, &text[..len]);
     // One header per data-word count; the size word of 8 bytes gives the unit (8: bytes, 64: bits).
     let mut headers = [0; 4];
     for (words, len) in [(0, 0), (1, 8), (2, 16), (3, 24)] {
@@ -374,14 +360,8 @@ unsafe fn learn_heap_binaries(env: *mut ErlNifEnv, w: &Writes) -> Option<HeapBin
 /// The header of a 1-key flat map, when the layout of a 3-key one is `[header, 3, keys tuple, values...]` and
 /// maps written with it of every size from 1 to 32 keys are identical to the VM's (keys "k00".."k31", in order).
 unsafe fn learn_flat_maps(env: *mut ErlNifEnv, w: &Writes) -> Option<usize> {
-    let binary = |text: &str| {
-        let mut t = MaybeUninit::<T>::uninit();
-        let p = enif_make_new_binary(env, text.len(), t.as_mut_ptr());
-        std::ptr::copy_nonoverlapping(text.as_ptr(), p, text.len());
-        t.assume_init()
-    };
     let keys: Vec<T> = (0..FLATMAP_MAX)
-        .map(|i| binary(&format!("k{i:02}")))
+        .map(|i| super::new_binary(env, format!("k{i:02}").as_bytes()))
         .collect();
     let values: Vec<T> = (0..FLATMAP_MAX as i64)
         .map(|i| enif_make_int64(env, -i))
