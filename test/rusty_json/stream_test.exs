@@ -595,14 +595,21 @@ defmodule RustyJson.StreamTest do
         items = for i <- 1..5_000, do: %{"i" => i, "s" => String.duplicate("ü", rem(i, 50))}
         Enum.into(JStream.encode_lines(items), File.stream!(path))
 
-        assert path |> File.stream!([], 4096) |> JStream.decode_documents() |> Enum.to_list() ==
-                 items
+        assert path |> chunks(4096) |> JStream.decode_documents() |> Enum.to_list() == items
 
         Enum.into(JStream.encode_array(items, chunk_bytes: 10_000), File.stream!(path))
-        assert path |> File.stream!([], 777) |> JStream.decode_array() |> Enum.to_list() == items
+        assert path |> chunks(777) |> JStream.decode_array() |> Enum.to_list() == items
       after
         File.rm(path)
       end
     end
+  end
+
+  # The file in chunks of `bytes`: Elixir 1.16 put the size second and deprecated the modes-first form that
+  # 1.14 and 1.15 need.
+  defp chunks(path, bytes) do
+    if Version.match?(System.version(), ">= 1.16.0"),
+      do: File.stream!(path, bytes),
+      else: File.stream!(path, [], bytes)
   end
 end
