@@ -11,6 +11,40 @@ defmodule RustyJson.DecodeOptionsTest do
   defp first_wins(map, _), do: map
 
   describe "keys" do
+    # Documents of 512 bytes or more are decoded with the key cache under the default keys.
+    test "the default keys of a longer document are the cache's: equal values, repeated keys one term" do
+      record = fn i ->
+        ~s({"level":"info","message_with_a_longer_key_name":"m#{i}","n":#{i},"tags":{"a":1,"b":[#{i}]}})
+      end
+
+      for count <- [10, 5_000] do
+        json = "[" <> Enum.map_join(1..count, ",", record) <> "]"
+        assert byte_size(json) >= 512
+
+        for opts <- [[], [strings: :copy], [objects: :ordered_objects]] do
+          decoded = RustyJson.decode!(json, opts)
+          assert decoded == RustyJson.decode!(json, [keys: :copy] ++ opts)
+
+          if opts == [] do
+            [first | rest] = decoded
+            last = List.last(rest)
+            # Heap binaries (the short key) and sub-binaries of the input (the long one) alike.
+            for key <- ["level", "message_with_a_longer_key_name"] do
+              [k1] = for {k, _} <- first, k == key, do: k
+              [k2] = for {k, _} <- last, k == key, do: k
+              assert :erts_debug.same(k1, k2), "#{key} in #{count} records"
+            end
+          end
+        end
+      end
+
+      # Below 512 bytes nothing is shared; the values are the same.
+      small = ~s([{"level":1},{"level":2}])
+      [a, b] = RustyJson.decode!(small)
+      assert a == %{"level" => 1} and b == %{"level" => 2}
+      refute :erts_debug.same(hd(Map.keys(a)), hd(Map.keys(b)))
+    end
+
     test "strings, copy and intern give the same values" do
       json = ~s([{"a":1,"b":{"a":2}},{"a":3,"b":null},{"\\u0061":4}])
       expected = [%{"a" => 1, "b" => %{"a" => 2}}, %{"a" => 3, "b" => nil}, %{"a" => 4}]

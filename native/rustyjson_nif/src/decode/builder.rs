@@ -36,7 +36,10 @@ impl<'a> TermBuilder<'a> {
             rust_env: env,
             input,
             input_bytes: bytes,
-            keys: opts_bits & 7,
+            keys: match opts_bits & 7 {
+                KEYS_STRINGS if bytes.len() >= INTERN_FROM => KEYS_INTERN,
+                keys => keys,
+            },
             copy_strings: opts_bits & STRINGS_COPY != 0,
             ordered: opts_bits & ORDERED_OBJECTS != 0,
             decimals: opts_bits & FLOAT_DECIMALS != 0,

@@ -107,10 +107,16 @@ fn sort_order(keys: &[Key], idx: &mut [u8; FLATMAP_MAX]) -> bool {
         }
         return true;
     }
-    for (i, x) in idx[..n].iter_mut().enumerate() {
-        *x = i as u8;
+    // An insertion sort written out: the library's calls its comparison out of line, once per step.
+    idx[0] = 0;
+    for i in 1..n {
+        let mut j = i;
+        while j > 0 && cmp(idx[j - 1] as usize, i).is_gt() {
+            idx[j] = idx[j - 1];
+            j -= 1;
+        }
+        idx[j] = i as u8;
     }
-    idx[..n].sort_unstable_by(|&a, &b| cmp(a as usize, b as usize));
     idx[..n]
         .windows(2)
         .all(|w| cmp(w[0] as usize, w[1] as usize).is_ne())
@@ -122,11 +128,11 @@ fn prefix(key: &[u8]) -> u64 {
     if let Some(head) = key.first_chunk::<8>() {
         return u64::from_be_bytes(*head);
     }
-    let mut p = 0u64;
-    for (i, &b) in key.iter().enumerate() {
-        p |= (b as u64) << (56 - 8 * i);
-    }
-    p
+    // Shorter: its bytes into a zeroed word, without a loop.
+    let mut word = [0u8; 8];
+    // SAFETY: `key` has fewer than 8 bytes, and `word` room for 8.
+    unsafe { rustyjson_core::buffer::copy_short(key.as_ptr(), word.as_mut_ptr(), key.len()) };
+    u64::from_be_bytes(word)
 }
 
 /// The index of the first key equal to an earlier one (`duplicate_keys: :error`). Binary keys are equal when
