@@ -2,6 +2,8 @@
 # run, on every public document, generated documents and ruby/json's micro inputs; plus keys: :intern on
 # same-shaped and unique-key documents. Prints a Markdown table (medians and ratios).
 # Run: mix run bench/decode.exs   (ROUNDS=n for more or fewer rounds, ONLY=a,b to keep documents whose names contain a or b)
+# (The default keys use the key cache for inputs of 512 bytes or more, so keys: :intern differs from them only
+# on shorter inputs.)
 # PART=threshold measures the line between the in-heap and the detached decode instead: one input through the
 # normal-scheduler NIF (`decode/2`, terms on the caller's heap), the detached one (`decode_detached/3`, terms in
 # its own environment, result sent as a message) and the DirtyCpu one, for growing sizes of an API-like document

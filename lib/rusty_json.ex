@@ -96,8 +96,8 @@ defmodule RustyJson do
   Options (as Jason's):
     * `:keys` - `:strings` (default), `:atoms`, `:atoms!` (existing atoms only; raises `ArgumentError`
       otherwise), `:copy`, `:intern` (keys repeated across objects are built once, and objects with the same
-      keys share one keys tuple: faster and smaller for arrays of same-shaped objects) or a function of
-      arity 1 applied to every key.
+      keys share one keys tuple: faster and smaller for arrays of same-shaped objects; `:strings` does this
+      too for inputs of 512 bytes or more) or a function of arity 1 applied to every key.
     * `:strings` - `:reference` (default; strings without escapes share the input binary) or `:copy`.
     * `:floats` - `:native` (default) or `:decimals` (needs the Decimal library).
     * `:objects` - `:maps` (default) or `:ordered_objects` (`%RustyJson.OrderedObject{}`).
