@@ -153,6 +153,7 @@ defmodule RustyJson.Stream do
       fn ->
         # Options parsed (and checked) once for the whole stream.
         parsed = RustyJson.DecodeOptions.parse(opts)
+        raise_heap_floor()
 
         # The NIF decodes items as it finds them, unless a key function must run on them in Elixir. Records
         # repeat their keys: the NIF's key cache shares them (the same values; half the key work).
@@ -170,8 +171,40 @@ defmodule RustyJson.Stream do
       end,
       &feed/2,
       &finish/1,
-      fn _ -> :ok end
+      fn _ -> restore_heap_floor() end
     )
+  end
+
+  # Each chunk's values (200-300 KB of terms for 64 KiB of JSON) are built on the consuming process's heap. With
+  # the default minimum heap the collector grows that heap for every chunk and shrinks it again, each time on
+  # fresh memory from the OS: a fifth of a stream's time went to page faults (OTP 29, bench/notes/95-streams.md).
+  # While a stream decodes, its process keeps a heap of at least this many words (512 KB); the process's own
+  # setting comes back when the stream ends, halts or raises (a stack in the process dictionary, for streams
+  # consumed inside one another).
+  @heap_floor_words 65_536
+  @heap_floors :rusty_json_stream_heap_floors
+
+  defp raise_heap_floor do
+    old = Process.flag(:min_heap_size, @heap_floor_words)
+    if old > @heap_floor_words, do: Process.flag(:min_heap_size, old)
+    Process.put(@heap_floors, [old | Process.get(@heap_floors, [])])
+  end
+
+  defp restore_heap_floor do
+    case Process.get(@heap_floors, []) do
+      [old] ->
+        Process.delete(@heap_floors)
+        Process.flag(:min_heap_size, old)
+
+      [old | rest] ->
+        Process.put(@heap_floors, rest)
+        Process.flag(:min_heap_size, old)
+
+      [] ->
+        :ok
+    end
+
+    :ok
   end
 
   defp feed(chunk, state) when not is_binary(chunk),

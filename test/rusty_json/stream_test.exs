@@ -265,6 +265,50 @@ defmodule RustyJson.StreamTest do
   end
 
   # The NIF's batch decode of items already delimited (the items a chunk's call left after its time ran out).
+  describe "the consuming process's minimum heap" do
+    defp min_heap, do: elem(Process.info(self(), :min_heap_size), 1)
+
+    test "is at least 65,536 words while a stream decodes, and the process's own again after" do
+      chunks = ["1\n2\n", "3\n"]
+      before = min_heap()
+      seen = chunks |> JStream.decode_documents() |> Enum.map(fn _ -> min_heap() end)
+      assert Enum.all?(seen, &(&1 >= 65_536)) and before < 65_536
+      assert min_heap() == before
+
+      # Halted early, raising, and one stream inside another.
+      assert ["[1,2,3]"] |> JStream.decode_array() |> Enum.take(1) == [1]
+      assert min_heap() == before
+
+      assert_raise RustyJson.DecodeError, fn ->
+        Enum.to_list(JStream.decode_documents(["1 ]"]))
+      end
+
+      assert min_heap() == before
+
+      nested =
+        for x <- JStream.decode_documents(["1 2"]),
+            y <- JStream.decode_documents(["3"]),
+            do: {x, y, min_heap()}
+
+      assert [{1, 3, a}, {2, 3, b}] = nested
+      assert a >= 65_536 and b >= 65_536
+      assert min_heap() == before
+    end
+
+    test "a larger setting of the process is kept" do
+      parent = self()
+
+      spawn_link(fn ->
+        Process.flag(:min_heap_size, 200_000)
+        during = JStream.decode_documents(["1"]) |> Enum.map(fn _ -> min_heap() end)
+        send(parent, {:heaps, during, min_heap()})
+      end)
+
+      assert_receive {:heaps, [during], after_stream}
+      assert during >= 200_000 and after_stream == during
+    end
+  end
+
   describe "Native.decode_items/4" do
     alias RustyJson.Native
 
