@@ -47,6 +47,10 @@ defmodule RustyJson.Stream do
   `RustyJson.DecodeError` when the stream reaches it, with the absolute `position` and the `line`. Newlines are
   whitespace: a document may span lines (pretty-printed documents one after another work too).
 
+  While the stream decodes, the process consuming it keeps a heap of at least 65,536 words (512 KB; see
+  `Process.flag/2`'s `:min_heap_size`), so that each chunk's values do not grow and shrink it again; the
+  process's own setting comes back when the stream ends, halts or raises. The same holds for `decode_array/2`.
+
       iex> ["1 2", "3 [4", "]"] |> RustyJson.Stream.decode_documents() |> Enum.to_list()
       [1, 23, [4]]
 
