@@ -47,7 +47,7 @@ defmodule RustyJson.Stream do
   `RustyJson.DecodeError` when the stream reaches it, with the absolute `position` and the `line`. Newlines are
   whitespace: a document may span lines (pretty-printed documents one after another work too).
 
-  While the stream decodes, the process consuming it keeps a heap of at least 262,144 words (2 MB; see
+  While the stream decodes, the process consuming it keeps a heap of at least 65,536 words (512 KB; see
   `Process.flag/2`'s `:min_heap_size`), so that each chunk's values do not grow and shrink it again; the
   process's own setting comes back when the stream ends, halts or raises. The same holds for `decode_array/2`.
 
@@ -182,10 +182,10 @@ defmodule RustyJson.Stream do
   # Each chunk's values (200-300 KB of terms for 64 KiB of JSON) are built on the consuming process's heap. With
   # the default minimum heap the collector grows that heap for every chunk and shrinks it again, each time on
   # fresh memory from the OS: a fifth of a stream's time went to page faults (OTP 29, bench/notes/95-streams.md).
-  # While a stream decodes, its process keeps a heap of at least this many words (2 MB); the process's own
+  # While a stream decodes, its process keeps a heap of at least this many words (512 KB); the process's own
   # setting comes back when the stream ends, halts or raises (a stack in the process dictionary, for streams
   # consumed inside one another).
-  @heap_floor_words 262_144
+  @heap_floor_words 65_536
   @heap_floors :rusty_json_stream_heap_floors
 
   defp raise_heap_floor do
