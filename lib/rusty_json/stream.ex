@@ -157,7 +157,6 @@ defmodule RustyJson.Stream do
       fn ->
         # Options parsed (and checked) once for the whole stream.
         parsed = RustyJson.DecodeOptions.parse(opts)
-        raise_heap_floor()
 
         # The NIF decodes items as it finds them, unless a key function must run on them in Elixir. Records
         # repeat their keys: the NIF's key cache shares them (the same values; half the key work).
@@ -165,13 +164,17 @@ defmodule RustyJson.Stream do
           if elem(parsed, 1) == nil,
             do: RustyJson.DecodeOptions.interned_keys(elem(parsed, 0))
 
-        %{
+        state = %{
           splitter: Native.splitter_new(mode),
           parsed: parsed,
           direct: direct,
           base: 0,
           pending: nil
         }
+
+        # Last: the after function that restores it runs only once this function has returned.
+        raise_heap_floor()
+        state
       end,
       &feed/2,
       &finish/1,

@@ -64,8 +64,8 @@ const KEY_POSITIONS: u32 = 1 << 8;
 
 /// Documents from this many bytes decode `keys: :strings` with the key cache of `keys: :intern`: the same keys
 /// (equal binaries, a repeated key made once per call and same-shaped objects sharing a keys tuple). Measured on
-/// the host: citm_catalog -30%, update-center -26%, github_events -9%, twitter +4%, a 782-byte array of 10
-/// same-shaped objects -12%; below it the cache's setup is most of the gain (+50 ns on a 65-byte object).
+/// the host: citm_catalog -30%, update-center -26%, github_events -8%, twitter 0 to +4%, a 782-byte array of 10
+/// same-shaped objects -12%; below it the cache's setup costs more than it saves (+50 ns on a 65-byte object).
 const INTERN_FROM: usize = 512;
 
 /// The flags and limits in a decode's options term (the defaults for a term that is neither form).
