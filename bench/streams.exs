@@ -81,12 +81,21 @@ defmodule RustyJson.Bench.Streams do
 
   defp pad(k), do: String.pad_leading(Integer.to_string(k), 2, "0")
 
-  # The JSON Lines text, its 64 KiB chunks (sub-binaries, as File.stream!(path, 65_536) would give), the same
-  # records as one JSON array and its chunks.
+  # The JSON Lines text and the same records as one JSON array.
   defp prepare(records) do
     lines = Enum.map(records, &[RustyJson.encode!(&1), ?\n]) |> IO.iodata_to_binary()
-    array = RustyJson.encode!(records)
-    %{text: lines, chunks: cut(lines), array: array, array_chunks: cut(array)}
+    %{text: lines, array: RustyJson.encode!(records)}
+  end
+
+  # `bin` in 64 KiB chunks cut as they are consumed, as File.stream!(path, 65_536) reads them: none is held
+  # before or after its turn. A list of all the chunks held by the sample process instead (4,589 sub-binaries for
+  # the large records) was copied by every major collection of the stream's process and charged to the stream:
+  # OTP 25, large records, 890-935 ms held against 610-700 ms cut lazily (bench/notes/95-streams.md).
+  defp chunks(bin) do
+    Stream.unfold(0, fn
+      offset when offset >= byte_size(bin) -> nil
+      offset -> {binary_part(bin, offset, min(@chunk, byte_size(bin) - offset)), offset + @chunk}
+    end)
   end
 
   defp cut(bin) when byte_size(bin) <= @chunk, do: [bin]
@@ -104,10 +113,11 @@ defmodule RustyJson.Bench.Streams do
         # Each case's function closes over only the data it uses: a sample process gets a copy of what the
         # function holds, and on OTP 27+ each copied sub-binary counts its whole underlying binary against that
         # process's virtual binary heap (see bench/notes/95-streams.md).
-        %{chunks: chunks, array: array, text: text} = input
+        %{array: array, text: text} = input
 
         funs = [
-          {:stream, fn -> chunks |> RustyJson.Stream.decode_documents() |> Stream.run() end},
+          {:stream,
+           fn -> text |> chunks() |> RustyJson.Stream.decode_documents() |> Stream.run() end},
           {:array, fn -> RustyJson.decode!(array) end},
           {:split,
            fn -> text |> String.split("\n", trim: true) |> Enum.map(&RustyJson.decode!/1) end}
@@ -118,7 +128,7 @@ defmodule RustyJson.Bench.Streams do
             do:
               funs ++
                 [
-                  {:otp_json, fn -> otp_json_documents(chunks) end}
+                  {:otp_json, fn -> otp_json_documents(chunks(text)) end}
                 ],
             else: funs
 
@@ -179,12 +189,13 @@ defmodule RustyJson.Bench.Streams do
   ## Part 2: decode_array
 
   defp array_items(input, rounds) do
-    %{array_chunks: chunks, array: array} = input
+    %{array: array} = input
 
     stats =
       Harness.compare(
         [
-          {:stream, fn -> chunks |> RustyJson.Stream.decode_array() |> Stream.run() end},
+          {:stream,
+           fn -> array |> chunks() |> RustyJson.Stream.decode_array() |> Stream.run() end},
           {:whole, fn -> RustyJson.decode!(array) end}
         ],
         timing(rounds)
