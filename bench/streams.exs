@@ -90,7 +90,7 @@ defmodule RustyJson.Bench.Streams do
   # `bin` in 64 KiB chunks cut as they are consumed, as File.stream!(path, 65_536) reads them: none is held
   # before or after its turn. A list of all the chunks held by the sample process instead (4,589 sub-binaries for
   # the large records) was copied by every major collection of the stream's process and charged to the stream:
-  # OTP 25, large records, 890-935 ms held against 610-700 ms cut lazily (bench/notes/95-streams.md).
+  # OTP 25, large records, 883-938 ms held against 612-704 ms cut lazily (bench/notes/95-streams.md).
   defp chunks(bin) do
     Stream.unfold(0, fn
       offset when offset >= byte_size(bin) -> nil
@@ -98,12 +98,8 @@ defmodule RustyJson.Bench.Streams do
     end)
   end
 
-  defp cut(bin) when byte_size(bin) <= @chunk, do: [bin]
-
-  defp cut(bin) do
-    <<head::binary-size(@chunk), rest::binary>> = bin
-    [head | cut(rest)]
-  end
+  # The same chunks as a list, for the memory cases, which cycle one block.
+  defp cut(bin), do: bin |> chunks() |> Enum.to_list()
 
   ## Part 1: JSON Lines decoding
 
