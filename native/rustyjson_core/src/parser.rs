@@ -198,7 +198,7 @@ pub fn parse_some<B: Builder>(
     limit: usize,
 ) -> Result<Progress<B::V>, ParseError> {
     if *pos == 0 {
-        stacks.reset();
+        stacks.clear();
     }
     parse_from(input, builder, stacks, pos, limit, false)
 }
@@ -213,13 +213,14 @@ pub fn parse_value<B: Builder>(
     stacks: &mut Stacks<B::V, B::K>,
     pos: &mut usize,
 ) -> Result<B::V, ParseError> {
-    stacks.reset();
+    stacks.clear();
     match parse_from(input, builder, stacks, pos, usize::MAX, true)? {
         Progress::Done(v) => Ok(v),
         Progress::Paused => unreachable!("no limit"),
     }
 }
 
+#[inline(always)]
 fn parse_from<B: Builder>(
     input: &[u8],
     builder: &mut B,
@@ -266,8 +267,11 @@ fn parse_from<B: Builder>(
     match result {
         Ok(None) => Ok(Progress::Paused),
         result => {
-            // Release what a big document grew at once, rather than hold it until the next parse.
-            stacks.reset();
+            // Release what a big document grew at once, rather than hold it until the next parse (the next one
+            // empties the stacks before it starts).
+            if input.len() > Stacks::<(), ()>::KEEP {
+                stacks.release_large();
+            }
             result.map(|v| Progress::Done(v.expect("a value")))
         }
     }

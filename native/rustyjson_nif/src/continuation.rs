@@ -1,9 +1,11 @@
 //! The shape every `enif_schedule_nif` continuation (and the hot NIF entries, `raw_nif!`) shares: raw arguments
 //! in, a term out, and a panic turned into `badarg` rather than unwinding into the VM.
 
-/// Registers `$f(env, args)` as the NIF `$name/$arity` with the arguments read in place. `#[rustler::nif]`'s
-/// wrapper first copies them into a new `Vec` (an allocation and a free per call: about 5% of decoding a small
-/// document); the calls every request makes (`encode/2`, `decode/2`) are registered this way.
+/// Registers `$f(env, args)` as the NIF `$name/$arity`, with `args` the VM's own argument array (raw terms, not
+/// copied) and a raw term returned. `#[rustler::nif]`'s wrapper first copies them into a new `Vec` (an allocation
+/// and a free per call: about 5% of decoding a small document), and `Term`s (two words each) copied into an array
+/// were read back with a failed store forwarding (perf, OTP 29); the calls every request makes (`encode/2`,
+/// `decode/2`) are registered this way.
 #[macro_export]
 macro_rules! raw_nif {
     ($name:literal, $arity:literal, $f:expr) => {
@@ -17,7 +19,7 @@ macro_rules! raw_nif {
                     argc: std::ffi::c_int,
                     argv: *const rustler::sys::ErlNifTerm,
                 ) -> rustler::sys::ErlNifTerm {
-                    $crate::continuation::run(env, argc, argv, $f)
+                    $crate::continuation::run_raw(env, argc, argv, $f)
                 }
                 raw_func
             },
@@ -42,22 +44,37 @@ pub unsafe fn run(
     argv: *const ErlNifTerm,
     f: impl for<'a> FnOnce(Env<'a>, &[Term<'a>]) -> Term<'a>,
 ) -> ErlNifTerm {
+    run_raw(env, argc, argv, |env, raw| {
+        // On the stack: a heap Vec here was an allocation and a free on every call.
+        let mut args = [Term::new(env, ErlNifTerm::default()); MAX_ARGS];
+        for (arg, &term) in args.iter_mut().zip(raw) {
+            *arg = Term::new(env, term);
+        }
+        f(env, &args[..raw.len()]).as_c_arg()
+    })
+}
+
+/// [`run`] with the arguments as the VM passed them (raw terms of `env`) and a raw term returned.
+///
+/// # Safety
+/// `env` and `argv` (`argc` terms) must be what the VM passed to the continuation.
+pub unsafe fn run_raw(
+    env: *mut ErlNifEnv,
+    argc: c_int,
+    argv: *const ErlNifTerm,
+    f: impl for<'a> FnOnce(Env<'a>, &[ErlNifTerm]) -> ErlNifTerm,
+) -> ErlNifTerm {
     let marker = ();
     let env = Env::new(&marker, env);
     let argc = argc.max(0) as usize;
-    if argc > MAX_ARGS {
+    if argc > MAX_ARGS || (argc > 0 && argv.is_null()) {
         return rustler::sys::enif_make_badarg(env.as_c_arg());
     }
-    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        // On the stack: a heap Vec here was an allocation and a free on every call.
-        let mut args = [Term::new(env, ErlNifTerm::default()); MAX_ARGS];
-        for (i, arg) in args.iter_mut().enumerate().take(argc) {
-            *arg = Term::new(env, *argv.add(i));
-        }
-        f(env, &args[..argc])
-    }));
-    match result {
-        Ok(term) => term.as_c_arg(),
-        Err(_) => rustler::sys::enif_make_badarg(env.as_c_arg()),
-    }
+    let args: &[ErlNifTerm] = if argc == 0 {
+        &[]
+    } else {
+        std::slice::from_raw_parts(argv, argc)
+    };
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(env, args)))
+        .unwrap_or_else(|_| rustler::sys::enif_make_badarg(env.as_c_arg()))
 }

@@ -23,7 +23,7 @@ use rustler::sys::{
     ERL_NIF_DIRTY_JOB_CPU_BOUND, ERL_NIF_NORMAL_JOB,
 };
 use rustler::sys::{
-    enif_binary_to_term, enif_get_map_size, enif_inspect_binary, enif_make_atom_len,
+    enif_binary_to_term, enif_get_map_size, enif_get_uint, enif_inspect_binary, enif_make_atom_len,
     enif_make_double, enif_make_existing_atom_len, enif_make_int64, enif_make_list_cell,
     enif_make_list_from_array, enif_make_map_from_arrays, enif_make_map_put, enif_make_new_binary,
     enif_make_new_map, enif_make_sub_binary, enif_make_tuple_from_array, ErlNifBinary,
@@ -71,9 +71,16 @@ const INTERN_FROM: usize = 512;
 /// The flags and limits in a decode's options term (the defaults for a term that is neither form).
 #[inline(always)]
 fn options(opts: Term) -> (u32, Limits) {
-    if let Ok(flags) = opts.decode::<u32>() {
+    // The usual form read with the raw call: rustler's `decode::<u32>` built and dropped a `Result` around it.
+    let mut flags = 0;
+    if unsafe { enif_get_uint(opts.get_env().as_c_arg(), opts.as_c_arg(), &mut flags) } != 0 {
         return (flags, Limits::default());
     }
+    options_with_limits(opts)
+}
+
+#[cold]
+fn options_with_limits(opts: Term) -> (u32, Limits) {
     let Ok((flags, digits, depth)) = opts.decode::<(u32, u64, Term)>() else {
         return (0, Limits::default());
     };

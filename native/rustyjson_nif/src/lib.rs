@@ -9,17 +9,20 @@ mod gzip;
 mod stream;
 mod term;
 
+use rustler::sys::ErlNifTerm;
 use rustler::{Binary, Encoder, Env, Term};
 
 #[global_allocator]
 static GLOBAL: alloc::CountingMiMalloc = alloc::CountingMiMalloc;
 
 /// Encodes a plain term to a JSON binary, or returns `{:error, reason}`.
-fn encode<'a>(env: Env<'a>, args: &[Term<'a>]) -> Term<'a> {
+fn encode(env: Env<'_>, args: &[ErlNifTerm]) -> ErlNifTerm {
     match *args {
-        [term, opts] => encode::encode(env, term, opts),
+        // SAFETY: the VM's arguments are terms of `env`.
+        [term, opts] => unsafe { encode::encode(env, Term::new(env, term), Term::new(env, opts)) },
         _ => rustler::types::atom::badarg().encode(env),
     }
+    .as_c_arg()
 }
 raw_nif!("encode", 2, encode);
 
@@ -91,10 +94,10 @@ fn format_with<'a>(
 /// Decodes a JSON binary to a term, or returns `{:error, reason}`. `opts` is the integer built by
 /// `RustyJson.DecodeOptions`. Runs on the calling scheduler (Elixir sends only inputs under 64 KiB here), and
 /// yields every ~0.5 ms should one take longer.
-fn decode<'a>(env: Env<'a>, args: &[Term<'a>]) -> Term<'a> {
+fn decode(env: Env<'_>, args: &[ErlNifTerm]) -> ErlNifTerm {
     match *args {
         [input, opts] => decode::decode(env, input, opts),
-        _ => rustler::types::atom::badarg().encode(env),
+        _ => rustler::types::atom::badarg().encode(env).as_c_arg(),
     }
 }
 raw_nif!("decode", 2, decode);
@@ -116,7 +119,13 @@ fn decode_detached<'a>(
 /// decodes with.
 #[rustler::nif(schedule = "DirtyCpu")]
 fn decode_dirty<'a>(env: Env<'a>, input: Term<'a>, opts: Term<'a>) -> Term<'a> {
-    decode::decode_dirty(env, input, opts)
+    // SAFETY: the result is a term of `env`.
+    unsafe {
+        Term::new(
+            env,
+            decode::decode_dirty(env, input.as_c_arg(), opts.as_c_arg()),
+        )
+    }
 }
 
 /// Learns how `maps:to_list/1` orders a hash map (`map_order.rs`) from `map` and its listed `keys`; returns

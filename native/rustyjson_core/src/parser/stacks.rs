@@ -34,9 +34,21 @@ impl<V, K> Stacks<V, K> {
         (&mut self.values, &mut self.keys)
     }
 
-    /// Empties the stacks, and drops storage grown large by a big document rather than keep it.
-    pub(super) fn reset(&mut self) {
-        const KEEP: usize = 4096;
+    /// Empties the stacks (before a parse: one that failed or was dropped while paused may have left them full).
+    #[inline(always)]
+    pub(super) fn clear(&mut self) {
+        self.held = false;
+        self.frames.clear();
+        self.values.clear();
+        self.keys.clear();
+        self.key_starts.clear();
+        self.scratch.clear();
+    }
+
+    /// Drops storage a big document grew rather than keep it for the next parse. Only a document of more than
+    /// [`Self::KEEP`] bytes can grow any of it past that (each frame, value and key takes at least a byte).
+    pub(super) fn release_large(&mut self) {
+        const KEEP: usize = Stacks::<(), ()>::KEEP;
         if self.frames.capacity() > KEEP {
             self.frames = Vec::new();
         }
@@ -52,11 +64,8 @@ impl<V, K> Stacks<V, K> {
         if self.scratch.capacity() > 16 * KEEP {
             self.scratch = Vec::new();
         }
-        self.held = false;
-        self.frames.clear();
-        self.values.clear();
-        self.keys.clear();
-        self.key_starts.clear();
-        self.scratch.clear();
     }
+
+    /// The most entries (or scratch bytes) a stack keeps between parses.
+    pub(super) const KEEP: usize = 4096;
 }

@@ -44,7 +44,7 @@ pub fn decode_detached<'a>(
     opts: Term<'a>,
     reference: Term<'a>,
 ) -> Term<'a> {
-    if input_bytes(env, input).is_none() {
+    if input_bytes(env, input.as_c_arg()).is_none() {
         return (atoms::error(), atoms::badarg()).encode(env);
     }
     let own = unsafe { enif_alloc_env() };
@@ -87,7 +87,7 @@ fn run_detached<'a>(
     slice: Slice,
 ) -> Term<'a> {
     let started = Instant::now();
-    let Some(bytes) = input_bytes(env, input) else {
+    let Some(bytes) = input_bytes(env, input.as_c_arg()) else {
         return (atoms::error(), atoms::badarg()).encode(env);
     };
     let marker = ();

@@ -77,7 +77,7 @@ pub fn decode_items<'a>(
 ) -> Term<'a> {
     let badarg = || (atoms::error(), atoms::badarg()).encode(env);
     let (Some(bytes), Ok(base), Ok(spans_bin)) = (
-        input_bytes(env, slice),
+        input_bytes(env, slice.as_c_arg()),
         base.decode::<u64>(),
         spans.decode::<rustler::Binary>(),
     ) else {

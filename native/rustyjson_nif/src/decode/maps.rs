@@ -85,13 +85,16 @@ fn sort_order(keys: &[Key], idx: &mut [u8; FLATMAP_MAX]) -> bool {
     let n = keys.len();
     // Keys compared by their first 8 bytes as one integer first: most pairs differ there, and a comparison of
     // whole slices (a `memcmp` call each) was most of the sorting.
-    let mut prefixes = [0u64; FLATMAP_MAX];
+    // Only the first `n` are written and read: a zeroed array was a 256-byte fill per small object.
+    let mut prefixes = [MaybeUninit::<u64>::uninit(); FLATMAP_MAX];
     for (p, k) in prefixes.iter_mut().zip(keys) {
-        *p = prefix(k.bytes());
+        p.write(prefix(k.bytes()));
     }
-    let cmp = |a: usize, b: usize| {
+    // SAFETY: `a` and `b` are below `n`.
+    let cmp = |a: usize, b: usize| unsafe {
         prefixes[a]
-            .cmp(&prefixes[b])
+            .assume_init()
+            .cmp(&prefixes[b].assume_init())
             .then_with(|| keys[a].bytes().cmp(keys[b].bytes()))
     };
     if (1..n).all(|i| cmp(i - 1, i).is_lt()) {

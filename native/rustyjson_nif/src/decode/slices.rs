@@ -61,13 +61,14 @@ impl Slice {
 
 type Continuation = unsafe extern "C" fn(*mut ErlNifEnv, c_int, *const ErlNifTerm) -> ErlNifTerm;
 
-/// `decode` on the calling (normal) scheduler: yields every ~0.5 ms and continues in `decode_continue`.
-pub fn decode<'a>(env: Env<'a>, input: Term<'a>, opts: Term<'a>) -> Term<'a> {
+/// `decode` on the calling (normal) scheduler: yields every ~0.5 ms and continues in `decode_continue`. `input`
+/// and `opts` are terms of `env` (raw: see `raw_nif!`), and so is the result.
+pub fn decode(env: Env, input: T, opts: T) -> T {
     run(env, input, opts, Slice::Normal, None)
 }
 
 /// `decode` on a dirty scheduler: runs to the end.
-pub fn decode_dirty<'a>(env: Env<'a>, input: Term<'a>, opts: Term<'a>) -> Term<'a> {
+pub fn decode_dirty(env: Env, input: T, opts: T) -> T {
     run(env, input, opts, Slice::Dirty, None)
 }
 
@@ -96,22 +97,23 @@ unsafe fn continue_in(
     argv: *const ErlNifTerm,
     slice: Slice,
 ) -> ErlNifTerm {
-    continuation::run(env, argc, argv, |env, args| match *args {
+    continuation::run_raw(env, argc, argv, |env, args| match *args {
         [input, opts, paused, pending] => run(env, input, opts, slice, Some((paused, pending))),
-        [input, opts, detached] => detached_continue(env, input, opts, detached, slice),
-        _ => rustler::types::atom::badarg().encode(env),
+        [input, opts, detached] => detached_continue(
+            env,
+            Term::new(env, input),
+            Term::new(env, opts),
+            Term::new(env, detached),
+            slice,
+        )
+        .as_c_arg(),
+        _ => rustler::types::atom::badarg().encode(env).as_c_arg(),
     })
 }
 
-fn run<'a>(
-    env: Env<'a>,
-    input: Term<'a>,
-    opts: Term<'a>,
-    slice: Slice,
-    resume: Option<(Term<'a>, Term<'a>)>,
-) -> Term<'a> {
+fn run(env: Env, input: T, opts: T, slice: Slice, resume: Option<(T, T)>) -> T {
     let Some(bytes) = input_bytes(env, input) else {
-        return (atoms::error(), atoms::badarg()).encode(env);
+        return (atoms::error(), atoms::badarg()).encode(env).as_c_arg();
     };
     let call = Call {
         env,
@@ -123,28 +125,26 @@ fn run<'a>(
         started: (slice == Slice::Normal && (bytes.len() > SLICE_BYTES || resume.is_some()))
             .then(Instant::now),
     };
-    // Raw terms inside (a `Term` is returned through memory, and read back with a stall).
-    let term = match resume {
+    match resume {
         Some((paused, pending)) => match restore(env, paused, pending, bytes) {
             Some((mut stacks, pos)) => {
                 let term = call.drive(&mut stacks, pos);
                 give_back_stacks(stacks);
                 term
             }
-            None => return (atoms::error(), atoms::badarg()).encode(env),
+            None => (atoms::error(), atoms::badarg()).encode(env).as_c_arg(),
         },
         // The stacks kept per scheduler thread, used in place (small documents then parse without allocating
         // or moving them).
         None => with_thread_stacks(|stacks| call.drive(stacks, 0)),
-    };
-    unsafe { Term::new(env, term) }
+    }
 }
 
 /// One call's slice of a decode.
 struct Call<'a> {
     env: Env<'a>,
-    input: Term<'a>,
-    opts: Term<'a>,
+    input: T,
+    opts: T,
     slice: Slice,
     bytes: &'a [u8],
     started: Option<Instant>,
@@ -153,6 +153,7 @@ struct Call<'a> {
 impl<'a> Call<'a> {
     /// Parses from `pos` with `stacks` to the end (the decode's result) or to a yield (the stacks move into the
     /// continuation's resource).
+    #[inline(always)]
     fn drive(&self, stacks: &mut Stacks<T, Key>, mut pos: usize) -> T {
         let Call {
             env,
@@ -163,7 +164,7 @@ impl<'a> Call<'a> {
             started,
         } = *self;
         let normal = slice == Slice::Normal;
-        let mut builder = TermBuilder::new(env, input.as_c_arg(), bytes, opts);
+        let mut builder = TermBuilder::new(env, input, bytes, unsafe { Term::new(env, opts) });
         builder.defer_large = normal;
         let parsed = loop {
             let limit = slice.limit(pos);
@@ -205,12 +206,7 @@ impl<'a> Call<'a> {
             enif_make_tuple_from_array(env.as_c_arg(), terms.as_ptr(), terms.len() as u32)
         };
         let paused = ResourceArc::new(PausedDecode(Mutex::new(Some(Paused { stacks, pos }))));
-        let args = [
-            self.input.as_c_arg(),
-            self.opts.as_c_arg(),
-            paused.encode(env).as_c_arg(),
-            tuple,
-        ];
+        let args = [self.input, self.opts, paused.encode(env).as_c_arg(), tuple];
         if let Some(started) = self.started {
             consume_timeslice(env, started);
         }
@@ -219,10 +215,10 @@ impl<'a> Call<'a> {
     }
 }
 
-/// The bytes of `input`, a binary.
-pub(super) fn input_bytes<'a>(env: Env<'a>, input: Term<'a>) -> Option<&'a [u8]> {
+/// The bytes of `input`, a binary term of `env`.
+pub(super) fn input_bytes(env: Env<'_>, input: T) -> Option<&[u8]> {
     let mut bin = MaybeUninit::<ErlNifBinary>::uninit();
-    if unsafe { enif_inspect_binary(env.as_c_arg(), input.as_c_arg(), bin.as_mut_ptr()) } == 0 {
+    if unsafe { enif_inspect_binary(env.as_c_arg(), input, bin.as_mut_ptr()) } == 0 {
         return None;
     }
     let bin = unsafe { bin.assume_init() };
@@ -288,13 +284,13 @@ pub(super) fn consume_timeslice(env: Env, started: Instant) {
 
 /// The stacks and position of a yielded decode, with the live terms of `pending` put back in place of the
 /// stale ones (keys' bytes too: a key copied into a binary may have moved; one in the input has not).
-fn restore(env: Env, paused: Term, pending: Term, input: &[u8]) -> Option<(Stacks<T, Key>, usize)> {
-    let paused: ResourceArc<PausedDecode> = paused.decode().ok()?;
+fn restore(env: Env, paused: T, pending: T, input: &[u8]) -> Option<(Stacks<T, Key>, usize)> {
+    let paused: ResourceArc<PausedDecode> = unsafe { Term::new(env, paused) }.decode().ok()?;
     let Paused { mut stacks, pos } = paused.0.lock().ok()?.take()?;
     let raw_env = env.as_c_arg();
     let mut arity = 0;
     let mut elems: *const T = std::ptr::null();
-    if unsafe { enif_get_tuple(raw_env, pending.as_c_arg(), &mut arity, &mut elems) } == 0 {
+    if unsafe { enif_get_tuple(raw_env, pending, &mut arity, &mut elems) } == 0 {
         return None;
     }
     let (values, keys) = stacks.pending();
