@@ -149,11 +149,17 @@ impl<'a> TermBuilder<'a> {
         copy_binary(self.env, bytes)
     }
 
-    /// The key at `input[start..end]` (no escapes): a sub-binary unless it is short or `strings: :copy`.
+    /// The key at `input[start..end]` (no escapes): a sub-binary unless it is short or `strings: :copy`. Its
+    /// bytes are read where they lie in the input, copied or not: read back from the copy just written, a key's
+    /// first word (sorting a small object's keys) was a failed store forwarding.
     #[inline(always)]
     fn input_key(&self, start: usize, end: usize) -> Key {
         if self.copy_strings || end - start <= HEAP_BIN_MAX {
-            return self.copy_key(&self.input_bytes[start..end]);
+            return Key {
+                term: self.copy_binary(&self.input_bytes[start..end]),
+                ptr: self.input_bytes[start..].as_ptr(),
+                len: end - start,
+            };
         }
         Key {
             term: unsafe { enif_make_sub_binary(self.env, self.input, start, end - start) },

@@ -128,14 +128,7 @@ fn sort_order(keys: &[Key], idx: &mut [u8; FLATMAP_MAX]) -> bool {
 /// The first 8 bytes of `key` as a big-endian integer, zero-padded: two keys whose prefixes differ order as them.
 #[inline(always)]
 fn prefix(key: &[u8]) -> u64 {
-    if let Some(head) = key.first_chunk::<8>() {
-        return u64::from_be_bytes(*head);
-    }
-    // Shorter: its bytes into a zeroed word, without a loop.
-    let mut word = [0u8; 8];
-    // SAFETY: `key` has fewer than 8 bytes, and `word` room for 8.
-    unsafe { rustyjson_core::buffer::copy_short(key.as_ptr(), word.as_mut_ptr(), key.len()) };
-    u64::from_be_bytes(word)
+    rustyjson_core::buffer::prefix_be(key)
 }
 
 /// The index of the first key equal to an earlier one (`duplicate_keys: :error`). Binary keys are equal when

@@ -68,7 +68,7 @@ impl Arena {
             // 32-word one was a fifth of decoding `"username"`; 68 words made a 67-byte object 30 ns dearer).
             block: Cell::new(
                 (input_bytes / 2)
-                    .max(input_bytes.min(24) + 4)
+                    .max(input_bytes.min(16) + 4)
                     .min(BLOCK_MAX),
             ),
         }
