@@ -63,9 +63,10 @@ impl Arena {
         Arena {
             next: Cell::new(std::ptr::null_mut()),
             end: Cell::new(std::ptr::null_mut()),
-            // Half a word per byte, and for a tiny document a word per byte and a few more (a short string takes
-            // about that): the block is a copy of its fill words, so a larger first block than needed costs (a
-            // 32-word one was a fifth of decoding `"username"`; 68 words made a 67-byte object 30 ns dearer).
+            // Half a word per byte, and for a tiny document a word per byte and a few more (a short object takes
+            // about that). Words the call does not use are garbage on the caller's heap, and each brings the next
+            // collection closer: a 32-word first block was a fifth of decoding `"username"`, and 68 words (a word
+            // per byte) made a 67-byte object 30 ns dearer (OTP 29).
             block: Cell::new(
                 (input_bytes / 2)
                     .max(input_bytes.min(16) + 4)
