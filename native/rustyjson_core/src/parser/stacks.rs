@@ -48,24 +48,23 @@ impl<V, K> Stacks<V, K> {
     /// Drops storage a big document grew rather than keep it for the next parse. Only a document of more than
     /// [`Self::KEEP`] bytes can grow any of it past that (each frame, value and key takes at least a byte).
     pub(super) fn release_large(&mut self) {
-        const KEEP: usize = Stacks::<(), ()>::KEEP;
-        if self.frames.capacity() > KEEP {
+        if self.frames.capacity() > Self::KEEP {
             self.frames = Vec::new();
         }
-        if self.values.capacity() > KEEP {
+        if self.values.capacity() > Self::KEEP {
             self.values = Vec::new();
         }
-        if self.keys.capacity() > KEEP {
+        if self.keys.capacity() > Self::KEEP {
             self.keys = Vec::new();
         }
-        if self.key_starts.capacity() > KEEP {
+        if self.key_starts.capacity() > Self::KEEP {
             self.key_starts = Vec::new();
         }
-        if self.scratch.capacity() > 16 * KEEP {
+        if self.scratch.capacity() > 16 * Self::KEEP {
             self.scratch = Vec::new();
         }
     }
 
-    /// The most entries (or scratch bytes) a stack keeps between parses.
+    /// The most entries a stack keeps between parses (the scratch buffer, 16 times as many bytes).
     pub(super) const KEEP: usize = 4096;
 }

@@ -88,7 +88,7 @@ fn sort_order(keys: &[Key], idx: &mut [u8; FLATMAP_MAX]) -> bool {
     // Only the first `n` are written and read: a zeroed array was a 256-byte fill per small object.
     let mut prefixes = [MaybeUninit::<u64>::uninit(); FLATMAP_MAX];
     for (p, k) in prefixes.iter_mut().zip(keys) {
-        p.write(prefix(k.bytes()));
+        p.write(rustyjson_core::buffer::prefix_be(k.bytes()));
     }
     // SAFETY: `a` and `b` are below `n`.
     let cmp = |a: usize, b: usize| unsafe {
@@ -123,12 +123,6 @@ fn sort_order(keys: &[Key], idx: &mut [u8; FLATMAP_MAX]) -> bool {
     idx[..n]
         .windows(2)
         .all(|w| cmp(w[0] as usize, w[1] as usize).is_ne())
-}
-
-/// The first 8 bytes of `key` as a big-endian integer, zero-padded: two keys whose prefixes differ order as them.
-#[inline(always)]
-fn prefix(key: &[u8]) -> u64 {
-    rustyjson_core::buffer::prefix_be(key)
 }
 
 /// The index of the first key equal to an earlier one (`duplicate_keys: :error`). Binary keys are equal when
