@@ -121,6 +121,14 @@ defmodule RustyJson do
   @spec decode(iodata(), keyword()) :: {:ok, term()} | {:error, DecodeError.t()}
   def decode(input, opts \\ [])
 
+  # The common call (a binary, no options, not large) calls the NIF directly: no `run/2` in between.
+  def decode(input, []) when is_binary(input) and byte_size(input) < @detached_threshold do
+    case Native.decode(input, @default_decode) do
+      {:error, reason} -> {:error, decode_exception(reason, input)}
+      term -> {:ok, term}
+    end
+  end
+
   def decode(input, []) when is_binary(input) do
     case run(input, @default_decode) do
       {:error, reason} -> {:error, decode_exception(reason, input)}
@@ -143,6 +151,13 @@ defmodule RustyJson do
   """
   @spec decode!(iodata(), keyword()) :: term()
   def decode!(input, opts \\ [])
+
+  def decode!(input, []) when is_binary(input) and byte_size(input) < @detached_threshold do
+    case Native.decode(input, @default_decode) do
+      {:error, reason} -> raise decode_exception(reason, input)
+      term -> term
+    end
+  end
 
   def decode!(input, []) when is_binary(input) do
     case run(input, @default_decode) do

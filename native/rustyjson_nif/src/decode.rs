@@ -70,8 +70,15 @@ const INTERN_FROM: usize = 512;
 
 /// The flags and limits in a decode's options term (the defaults for a term that is neither form).
 #[inline(always)]
-fn options(opts: Term) -> (u32, Limits) {
-    // The usual form read with the raw call: rustler's `decode::<u32>` built and dropped a `Result` around it.
+fn options(reads: &term::read::Reads, opts: Term) -> (u32, Limits) {
+    // The usual form, a small integer, read from the term's bits where the VM's layout is known (an erl_nif call
+    // less per decode), else with the raw call: rustler's `decode::<u32>` built and dropped a `Result` around it.
+    if let Some(flags) = reads
+        .small(opts.as_c_arg())
+        .and_then(|v| u32::try_from(v).ok())
+    {
+        return (flags, Limits::default());
+    }
     let mut flags = 0;
     if unsafe { enif_get_uint(opts.get_env().as_c_arg(), opts.as_c_arg(), &mut flags) } != 0 {
         return (flags, Limits::default());

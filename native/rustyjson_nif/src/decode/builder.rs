@@ -28,9 +28,9 @@ impl<'a> TermBuilder<'a> {
     /// A builder of terms in `env`; `input` (a binary term of `env`) holds `bytes`, the document; `opts` is the
     /// options term (read here: its flags and limits passed from another function come back through memory).
     pub(super) fn new(env: Env<'a>, input: T, bytes: &'a [u8], opts: Term<'_>) -> Self {
-        let (opts_bits, limits) = options(opts);
         let raw_env = env.as_c_arg();
         let layout = term::layout(raw_env);
+        let (opts_bits, limits) = options(&layout.reads, opts);
         let mut builder = TermBuilder {
             env: raw_env,
             rust_env: env,
