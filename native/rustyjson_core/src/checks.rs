@@ -144,6 +144,18 @@ impl Builder for Keys<'_> {
         );
         k
     }
+    fn alternate_key(&mut self) -> Option<ExpectedKey> {
+        self.cache.as_ref()?.alternate()
+    }
+    fn alternate_key_found(&mut self, start: usize, end: usize) -> usize {
+        let k = self.cache.as_mut().unwrap().take_alternate();
+        assert_eq!(
+            self.made[k],
+            &self.input[start..end],
+            "the alternate key is the input's"
+        );
+        k
+    }
     fn array(&mut self, _: &[()]) {}
     fn object(&mut self, keys: &[usize], _: &[()]) {
         let keys = keys.iter().map(|&k| self.made[k].clone()).collect();

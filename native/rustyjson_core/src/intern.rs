@@ -34,10 +34,13 @@ struct Slot<V> {
     b: u64,
     value: V,
     len: u16,
-    /// The slot of the key that followed this one the last time (the next key is predicted from it).
+    /// The slot of the key that followed this one the last time (the next key is predicted from it), and of
+    /// the other key that followed it before that: a key like `"id"` or `"url"` that several kinds of object
+    /// share is followed by one of a few keys, and the second guess takes most of the rest.
     next: u16,
+    next2: u16,
     /// The entry is live only when this is the cache's generation.
-    gen: u32,
+    gen: u16,
 }
 
 /// The first `n` (< 8) bytes of a little-endian word.
@@ -76,6 +79,24 @@ fn short_key(input: &[u8], start: usize, len: usize) -> Option<(u64, u64)> {
 
 pub use crate::parser::ExpectedKey;
 
+/// Where a key stands in a [`KeyCache`] ([`KeyCache::lookup`]).
+pub enum Lookup<V> {
+    /// Cached: its value.
+    Hit(V),
+    /// Not cached, and a slot is free for it: make its value and [`KeyCache::fill`] the slot.
+    Vacant(Vacant),
+    /// Not cached and not to be (the cache is off, the key is long, or its slots are taken): make its value.
+    Skip,
+}
+
+/// The free slot a key goes in, and the key's words (see [`Lookup::Vacant`]).
+pub struct Vacant {
+    slot: usize,
+    a: u64,
+    b: u64,
+    len: u16,
+}
+
 /// A bounded cache from key bytes to values, valid for one parse of one input.
 pub struct KeyCache<V: Copy + Default> {
     slots: Vec<Slot<V>>,
@@ -88,11 +109,14 @@ pub struct KeyCache<V: Copy + Default> {
     /// In the call's first window (see `FIRST_WINDOW`).
     first: bool,
     enabled: bool,
-    gen: u32,
+    /// Counts inputs (never wraps in practice); a slot holds its low 16 bits.
+    gen: u64,
     /// The slot of the last key looked up (or `NONE`): its `next` predicts the key after it.
     last: u16,
-    /// `next` of `last`'s slot, kept here as `last` changes: a prediction then starts one dependent load closer.
+    /// `next` and `next2` of `last`'s slot, kept here as `last` changes: a prediction then starts one dependent
+    /// load closer.
     ahead: u16,
+    ahead2: u16,
     /// An object has ended in this input; the cache waits for that before it gives up on a first window.
     object_seen: bool,
     waiting: bool,
@@ -141,6 +165,7 @@ impl<V: Copy + Default> KeyCache<V> {
             gen: 1,
             last: NONE,
             ahead: NONE,
+            ahead2: NONE,
             object_seen: false,
             waiting: false,
         }
@@ -157,19 +182,20 @@ impl<V: Copy + Default> KeyCache<V> {
         self.forget_last();
         self.object_seen = false;
         self.waiting = false;
-        self.gen = self.gen.wrapping_add(1);
-        if self.gen == 0 {
-            // Wrapped: entries from 2^32 generations ago must not come back to life.
+        self.gen += 1;
+        if self.gen as u16 == 0 {
+            // A slot's 16 bits wrapped: entries from 2^16 inputs ago must not come back to life (clearing the
+            // table once in 65,535 inputs costs less than a wider field, which would not fit a slot in 32 bytes).
             for slot in &mut self.slots {
                 slot.gen = 0;
             }
-            self.gen = 1;
+            self.gen += 1;
         }
     }
 
     /// The current generation (changes with every [`KeyCache::restart`]); a caller can tag its own per-input
     /// data with it.
-    pub fn generation(&self) -> u32 {
+    pub fn generation(&self) -> u64 {
         self.gen
     }
 
@@ -204,10 +230,27 @@ impl<V: Copy + Default> KeyCache<V> {
         end: usize,
         make: impl FnOnce() -> Result<V, E>,
     ) -> Result<V, E> {
+        match self.lookup(input, start, end) {
+            Lookup::Hit(v) => Ok(v),
+            Lookup::Vacant(vacant) => {
+                let v = make()?;
+                self.fill(vacant, v);
+                Ok(v)
+            }
+            Lookup::Skip => make(),
+        }
+    }
+
+    /// Where the key at `input[start..end]` stands: cached, or where its value goes once made ([`KeyCache::fill`]),
+    /// or not to be cached. Two steps rather than a closure, so a caller makes the value with its own state
+    /// (taking the cache out of a builder to call a closure on the builder moved it through memory twice per
+    /// key, and read it back in wide loads from narrow stores: a failed store forwarding).
+    #[inline]
+    pub fn lookup(&mut self, input: &[u8], start: usize, end: usize) -> Lookup<V> {
         let len = end - start;
         if !self.look_up_next() || len > MAX_KEY {
             self.forget_last();
-            return make();
+            return Lookup::Skip;
         }
         self.count_lookup();
         if self.slots.is_empty() {
@@ -218,6 +261,7 @@ impl<V: Copy + Default> KeyCache<V> {
                     value: V::default(),
                     len: 0,
                     next: NONE,
+                    next2: NONE,
                     gen: 0,
                 };
                 SLOTS
@@ -235,19 +279,14 @@ impl<V: Copy + Default> KeyCache<V> {
         let h = (a ^ bits.rotate_left(29) ^ len as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         let mut i = (h >> (64 - SLOTS.trailing_zeros())) as usize;
         for _ in 0..PROBES {
-            let slot = &mut self.slots[i];
-            if slot.gen != self.gen {
-                let v = make()?;
-                *slot = Slot {
+            let slot = &self.slots[i];
+            if slot.gen != self.gen as u16 {
+                return Lookup::Vacant(Vacant {
+                    slot: i,
                     a,
                     b,
-                    value: v,
                     len: len as u16,
-                    next: NONE,
-                    gen: self.gen,
-                };
-                self.follows(i);
-                return Ok(v);
+                });
             }
             if slot.len as usize == len && slot.a == a {
                 let same = if short {
@@ -260,13 +299,29 @@ impl<V: Copy + Default> KeyCache<V> {
                     let v = slot.value;
                     self.hits += 1;
                     self.follows(i);
-                    return Ok(v);
+                    return Lookup::Hit(v);
                 }
             }
             i = (i + 1) & (SLOTS - 1);
         }
         self.forget_last();
-        make()
+        Lookup::Skip
+    }
+
+    /// Caches `value` for the key [`KeyCache::lookup`] found vacant (before any other lookup).
+    #[inline]
+    pub fn fill(&mut self, vacant: Vacant, value: V) {
+        let Vacant { slot, a, b, len } = vacant;
+        self.slots[slot] = Slot {
+            a,
+            b,
+            value,
+            len,
+            next: NONE,
+            next2: NONE,
+            gen: self.gen as u16,
+        };
+        self.follows(slot);
     }
 
     /// Slot `i` holds the key just looked up: it is the last key's successor, and predicts the next (when it is
@@ -279,10 +334,14 @@ impl<V: Copy + Default> KeyCache<V> {
             NONE
         };
         if let Some(last) = self.slots.get_mut(self.last as usize) {
-            last.next = next;
+            if last.next != next {
+                last.next2 = last.next;
+                last.next = next;
+            }
         }
         self.last = i as u16;
         self.ahead = self.slots[i].next;
+        self.ahead2 = self.slots[i].next2;
     }
 
     /// No last key, so nothing to predict the next one from.
@@ -290,6 +349,7 @@ impl<V: Copy + Default> KeyCache<V> {
     fn forget_last(&mut self) {
         self.last = NONE;
         self.ahead = NONE;
+        self.ahead2 = NONE;
     }
 
     /// Counts a lookup towards the hit-rate check, which runs (before it) once a window of lookups is done.
@@ -356,8 +416,23 @@ impl<V: Copy + Default> KeyCache<V> {
         // `ahead` (the `next` of `last`, a slot of this input) is a slot of this input too when set: a slot's
         // `next` restarts when a key takes the slot, and a slot of this input is not taken again before the next
         // restart. `follows` links only keys short enough to expect.
-        let slot = self.slots.get(self.ahead as usize)?;
-        debug_assert!(slot.gen == self.gen && slot.len as usize <= ExpectedKey::MAX_LEN);
+        self.expected_at(self.ahead)
+    }
+
+    /// The other key that followed the last one before (see [`KeyCache::expected`]), tried when the expected
+    /// one is not next; taken with [`KeyCache::take_alternate`].
+    #[inline(always)]
+    pub fn alternate(&self) -> Option<ExpectedKey> {
+        if !self.enabled {
+            return None;
+        }
+        self.expected_at(self.ahead2)
+    }
+
+    #[inline(always)]
+    fn expected_at(&self, i: u16) -> Option<ExpectedKey> {
+        let slot = self.slots.get(i as usize)?;
+        debug_assert!(slot.gen == self.gen as u16 && slot.len as usize <= ExpectedKey::MAX_LEN);
         Some(ExpectedKey::new(slot.a, slot.b, slot.len as usize))
     }
 
@@ -366,11 +441,25 @@ impl<V: Copy + Default> KeyCache<V> {
     /// predictions hold (a check then also finds more hits than a quarter of its lookups).
     #[inline(always)]
     pub fn take_expected(&mut self) -> V {
-        let next = self.ahead;
+        self.take(self.ahead)
+    }
+
+    /// The value of the key [`KeyCache::alternate`] returned, which the input held next: it becomes the first
+    /// guess after the last key, and the other one the second.
+    #[inline(always)]
+    pub fn take_alternate(&mut self) -> V {
+        let last = &mut self.slots[self.last as usize];
+        std::mem::swap(&mut last.next, &mut last.next2);
+        self.take(self.ahead2)
+    }
+
+    #[inline(always)]
+    fn take(&mut self, next: u16) -> V {
         let slot = &self.slots[next as usize];
         self.hits += 1;
         self.last = next;
         self.ahead = slot.next;
+        self.ahead2 = slot.next2;
         slot.value
     }
 }
@@ -621,6 +710,47 @@ mod tests {
     }
 
     #[test]
+    fn a_second_guess_is_the_other_key_that_followed() {
+        // (Padded: a key is matched in a 16-byte load, which needs the bytes after it.)
+        let input = br#"{"id":1,"name":2},{"id":3,"nick":4}                "#;
+        let span = |k: &str| {
+            let q = format!("\"{k}\"");
+            let s = input
+                .windows(q.len())
+                .position(|w| w == q.as_bytes())
+                .unwrap()
+                + 1;
+            (s, s + k.len())
+        };
+        let mut cache = KeyCache::<u32>::new();
+        let get = |c: &mut KeyCache<u32>, k: &str, v: u32| {
+            let (s, e) = span(k);
+            c.get_or_insert::<()>(input, s, e, || Ok(v)).unwrap()
+        };
+        get(&mut cache, "id", 1);
+        get(&mut cache, "name", 2);
+        get(&mut cache, "id", 9);
+        assert!(
+            cache.alternate().is_none(),
+            "one key has followed \"id\" so far"
+        );
+        assert_eq!(cache.expected().unwrap().len(), 4);
+        // "nick" this time: it is the first guess after "id" now, and "name" the second.
+        get(&mut cache, "nick", 4);
+        get(&mut cache, "id", 9);
+        let (expected, alternate) = (cache.expected().unwrap(), cache.alternate().unwrap());
+        let (name, nick) = (span("name").0 - 1, span("nick").0 - 1);
+        assert!(expected.at(input, nick) && !expected.at(input, name));
+        assert!(alternate.at(input, name) && !alternate.at(input, nick));
+        // Taking the second guess swaps them for the next time "id" comes.
+        assert_eq!(cache.take_alternate(), 2);
+        get(&mut cache, "id", 9);
+        assert!(cache.expected().unwrap().at(input, name));
+        assert!(cache.alternate().unwrap().at(input, nick));
+        assert_eq!(cache.take_expected(), 2);
+    }
+
+    #[test]
     fn restart_forgets_earlier_inputs() {
         let first = b"abcdefghijklmnopqrstuvwxyz0123456789";
         let second = b"abcdefghijklmnopqrstuvwxyZ0123456789";
@@ -646,10 +776,14 @@ mod tests {
         assert!(!cache.enabled());
         cache.restart();
         assert!(cache.enabled());
-        // Generations wrap without reviving old entries.
-        cache.gen = u32::MAX;
+        // A slot keeps 16 bits of the generation: an entry made 2^16 inputs before has the same bits, and is not
+        // revived because the table is cleared as the bits wrap; the cache's own count (which callers tag their
+        // data with) goes on growing.
+        cache.gen = 1 << 16 | 1;
         cache.get_or_insert::<()>(first, 0, 3, || Ok(7)).unwrap();
+        cache.gen = 2 << 16 | 0xFFFF;
         cache.restart();
+        assert_eq!(cache.generation(), 3 << 16 | 1);
         assert_eq!(cache.get_or_insert::<()>(first, 0, 3, || Ok(8)), Ok(8));
     }
 

@@ -95,6 +95,15 @@ pub trait Builder {
     fn expected_key_found(&mut self, _start: usize, _end: usize) -> Self::K {
         unreachable!("no key was expected")
     }
+    /// A second guess, asked for when the input does not hold the expected key next.
+    #[inline(always)]
+    fn alternate_key(&mut self) -> Option<ExpectedKey> {
+        None
+    }
+    /// The key [`Builder::alternate_key`] returned is at `input[start..end]`.
+    fn alternate_key_found(&mut self, _start: usize, _end: usize) -> Self::K {
+        unreachable!("no alternate key was given")
+    }
     /// An array of the given elements (possibly none).
     fn array(&mut self, items: &[Self::V]) -> Self::V;
     /// An object: `keys[i]` maps to `values[i]`, in document order (duplicates possible; the first wins).

@@ -44,7 +44,7 @@ impl ExpectedKey {
     /// Whether `input[pos..]` starts with the quoted key. (The closing quote is part of the compared word
     /// unless the key fills all 16 bytes.)
     #[inline(always)]
-    pub(super) fn at(&self, input: &[u8], pos: usize) -> bool {
+    pub fn at(&self, input: &[u8], pos: usize) -> bool {
         input.get(pos) == Some(&b'"')
             && match input.get(pos + 1..pos + 17) {
                 Some(w) => {

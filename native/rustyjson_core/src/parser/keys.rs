@@ -4,8 +4,8 @@ use super::*;
 
 impl Parser<'_> {
     /// Parses `"key" :` where `c` is the (non-whitespace) byte at `pos`, and pushes the key onto `keys`. The
-    /// builder's expected key, when the input holds it, costs one compare here; any other key is scanned out of
-    /// line. The key is pushed where it is made, not returned: returned through the scanned path's memory, a
+    /// builder's expected key (or its alternate), when the input holds it, costs one compare here; any other key
+    /// is scanned out of line. The key is pushed where it is made, not returned: returned through the scanned path's memory, a
     /// key was written in words and read back as a 16-byte vector, a failed store-to-load forwarding that cost a
     /// sixth of a stream's decode (perf, OTP 29).
     #[inline(always)]
@@ -18,20 +18,34 @@ impl Parser<'_> {
         if c == b'"' {
             if let Some(expected) = b.expected_key() {
                 if expected.at(self.input, self.pos) {
-                    let start = self.pos + 1;
-                    let end = start + expected.len;
-                    self.pos = end + 1;
-                    if self.input.get(self.pos) == Some(&b':') {
-                        self.pos += 1;
-                    } else {
-                        self.colon()?;
-                    }
+                    let (start, end) = self.take_expected(expected.len)?;
                     keys.push(b.expected_key_found(start, end));
                     return Ok(());
+                }
+                if let Some(alternate) = b.alternate_key() {
+                    if alternate.at(self.input, self.pos) {
+                        let (start, end) = self.take_expected(alternate.len)?;
+                        keys.push(b.alternate_key_found(start, end));
+                        return Ok(());
+                    }
                 }
             }
         }
         self.scanned_key(b, keys, c)
+    }
+
+    /// Steps over an expected key of `len` bytes found at `pos` and the `:` after it; the key's span.
+    #[inline(always)]
+    fn take_expected(&mut self, len: usize) -> Result<(usize, usize), ParseError> {
+        let start = self.pos + 1;
+        let end = start + len;
+        self.pos = end + 1;
+        if self.input.get(self.pos) == Some(&b':') {
+            self.pos += 1;
+        } else {
+            self.colon()?;
+        }
+        Ok((start, end))
     }
 
     #[inline]

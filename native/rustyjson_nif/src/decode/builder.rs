@@ -369,6 +369,19 @@ impl<'a> Builder for TermBuilder<'a> {
             len: end - start,
         }
     }
+    #[inline(always)]
+    fn alternate_key(&mut self) -> Option<ExpectedKey> {
+        // Asked only after `expected_key` gave one, so the key mode is `:intern`.
+        self.cache.alternate()
+    }
+    #[inline(always)]
+    fn alternate_key_found(&mut self, start: usize, end: usize) -> Key {
+        Key {
+            term: self.cache.take_alternate(),
+            ptr: self.input_bytes[start..].as_ptr(),
+            len: end - start,
+        }
+    }
 
     #[inline(always)]
     fn key(&mut self, s: Str) -> Result<Key, ()> {
@@ -380,13 +393,17 @@ impl<'a> Builder for TermBuilder<'a> {
                     // The cache gave up (keys rarely repeat): exactly the default's work until it tries again.
                     return Ok(self.input_key(start, end));
                 }
-                let mut cache = std::mem::take(&mut self.cache);
-                let term = cache.get_or_insert(self.input_bytes, start, end, || {
-                    Ok(self.input_key(start, end).term)
-                });
-                self.cache = cache;
+                let term = match self.cache.lookup(self.input_bytes, start, end) {
+                    Lookup::Hit(term) => term,
+                    Lookup::Vacant(vacant) => {
+                        let term = self.input_key(start, end).term;
+                        self.cache.fill(vacant, term);
+                        term
+                    }
+                    Lookup::Skip => self.input_key(start, end).term,
+                };
                 Ok(Key {
-                    term: term?,
+                    term,
                     ptr: self.input_bytes[start..].as_ptr(),
                     len: end - start,
                 })

@@ -54,7 +54,7 @@ const SHAPE_BITS: u32 = 5;
 #[derive(Clone, Copy)]
 pub(super) struct Shape {
     /// Live only when this is the key cache's generation.
-    gen: u32,
+    gen: u64,
     n: u8,
     terms: [usize; FLATMAP_MAX],
     idx: [u8; FLATMAP_MAX],
