@@ -61,6 +61,42 @@ defmodule RustyJson.DecodeOptionsTest do
       assert Enum.at(decoded, 2999) == %{"k3000" => 3000, "same" => true}
     end
 
+    test "intern's key predictions: keys followed by different keys in turn, near misses, the input's end" do
+      # "id" and "url" are followed by one of several keys in turn (the first and second guesses, then neither);
+      # some keys differ from a predicted one in their last byte, length or an escape; the last key ends the input.
+      kinds = [
+        [{"id", 1}, {"login", "a"}, {"url", "u"}, {"avatar_url", "v"}],
+        [{"id", 2}, {"name", "r"}, {"url", "w"}],
+        [{"id", 3}, {"type", "t"}, {"url", "x"}, {"names", 1}],
+        [{"id", 4}, {"nam", 2}, {"url", "y"}, {"nam\\u0065", 3}],
+        [{"id", 5}, {"name", "s"}, {"urk", 0}]
+      ]
+
+      pairs = for i <- 1..60, do: Enum.at(kinds, rem(i * 7, 5))
+
+      text = fn
+        {k, v} when is_binary(v) -> ~s("#{k}":"#{v}")
+        {k, v} -> ~s("#{k}":#{v})
+      end
+
+      nested =
+        Enum.map(pairs, fn ps -> ~s({"actor":{) <> Enum.map_join(ps, ",", text) <> "}}" end)
+
+      json = "[" <> Enum.join(nested, ",") <> ~s(,{"id":0,"name":0}])
+
+      unescape = fn k -> String.replace(k, "\\u0065", "e") end
+
+      expected =
+        Enum.map(pairs, fn ps -> %{"actor" => Map.new(ps, fn {k, v} -> {unescape.(k), v} end)} end) ++
+          [%{"id" => 0, "name" => 0}]
+
+      assert byte_size(json) > 512
+
+      for opts <- [[], [keys: :intern], [keys: :copy], [keys: :intern, strings: :copy]] do
+        assert RustyJson.decode!(json, opts) == expected, inspect(opts)
+      end
+    end
+
     test "intern shares keys tuples between same-shaped objects, even alternating ones" do
       # Outer and inner objects alternate; key orders differ; one key is long, one escaped, one shape repeats a
       # key (the first wins) and one has more keys than a flat map holds.
