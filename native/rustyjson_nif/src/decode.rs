@@ -115,11 +115,20 @@ pub use slices::{decode, decode_dirty};
 
 type T = ErlNifTerm;
 
+/// What a scheduler thread keeps from one decode to the next: the parser's stacks, and a term builder (made on
+/// the thread's first decode) that each decode on the calling process's heap sets up again rather than makes.
+struct PerThread {
+    stacks: Stacks<T, Key>,
+    builder: Option<builder::Kept>,
+}
+
 thread_local! {
     // ManuallyDrop: no thread-exit destructor is registered, so nothing in this library runs after a scheduler
     // thread ends (or after the library is unloaded); the few kilobytes are left to the process.
-    static STACKS: RefCell<ManuallyDrop<Stacks<T, Key>>> =
-        RefCell::new(ManuallyDrop::new(Stacks::default()));
+    static PER_THREAD: RefCell<ManuallyDrop<PerThread>> = RefCell::new(ManuallyDrop::new(PerThread {
+        stacks: Stacks::default(),
+        builder: None,
+    }));
     // `keys: :intern`'s key cache and shape table, kept per thread too and restarted per call (by generation, so
     // a small document does not pay for clearing ~60 KB of tables).
     static INTERN: RefCell<ManuallyDrop<(KeyCache<T>, Vec<Shape>)>> =

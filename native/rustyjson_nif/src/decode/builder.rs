@@ -3,6 +3,12 @@
 
 use super::*;
 
+/// A builder kept by a scheduler thread from call to call (see [`TermBuilder::reuse`]).
+pub(super) type Kept = TermBuilder<'static>;
+
+/// The most terms a kept builder's scratch vectors keep between calls.
+const SCRATCH_KEEP: usize = 4096;
+
 /// A fresh binary holding `bytes`.
 #[inline(always)]
 fn copy_binary(env: *mut ErlNifEnv, bytes: &[u8]) -> T {
@@ -30,26 +36,20 @@ impl<'a> TermBuilder<'a> {
     pub(super) fn new(env: Env<'a>, input: T, bytes: &'a [u8], opts: Term<'_>) -> Self {
         let raw_env = env.as_c_arg();
         let layout = term::layout(raw_env);
-        let (opts_bits, limits) = options(&layout.reads, opts);
         let mut builder = TermBuilder {
+            // The per-call fields are set by `start_call`.
             env: raw_env,
             rust_env: env,
             input,
             input_bytes: bytes,
-            keys: match opts_bits & 7 {
-                KEYS_STRINGS if bytes.len() >= INTERN_FROM => KEYS_INTERN,
-                keys => keys,
-            },
-            copy_strings: opts_bits & STRINGS_COPY != 0,
-            ordered: opts_bits & ORDERED_OBJECTS != 0,
-            decimals: opts_bits & FLOAT_DECIMALS != 0,
-            limits: Limits {
-                duplicate_keys_error: opts_bits & (DUPLICATES_ERROR | KEY_POSITIONS) != 0,
-                ..limits
-            },
-            duplicates_error: opts_bits & DUPLICATES_ERROR != 0,
-            duplicates_last: opts_bits & DUPLICATES_LAST != 0,
-            key_positions: opts_bits & KEY_POSITIONS != 0,
+            keys: KEYS_STRINGS,
+            copy_strings: false,
+            ordered: false,
+            decimals: false,
+            limits: Limits::default(),
+            duplicates_error: false,
+            duplicates_last: false,
+            key_positions: false,
             nil: atoms::nil().as_c_arg(),
             true_: atoms::true_().as_c_arg(),
             false_: atoms::false_().as_c_arg(),
@@ -68,13 +68,14 @@ impl<'a> TermBuilder<'a> {
             heap_binaries: layout.writes.heap_binaries.is_some(),
             flat_maps: layout.writes.flat_maps.is_some(),
             floats: layout.writes.floats.is_some(),
-            arena: write::Arena::new(bytes.len()),
+            arena: write::Arena::new(0),
             hash_maps: layout.hash_maps,
             large_shapes: Vec::new(),
             large_fills: Vec::new(),
             defer_large: false,
             deferred: false,
         };
+        builder.start_call(env, input, bytes, opts);
         if builder.keys == KEYS_INTERN {
             INTERN.with(|c| {
                 if let Ok(mut c) = c.try_borrow_mut() {
@@ -85,6 +86,94 @@ impl<'a> TermBuilder<'a> {
             builder.cache.restart();
         }
         builder
+    }
+
+    /// This thread's kept builder (`kept`, made on first use) set up for a call as `new` would make it: only the
+    /// per-call fields are written, and its scratch storage and key cache carry over. Making a builder was a
+    /// tenth of decoding a small object (OTP 29); setting one up costs a few of its ~60 stores. The caller ends
+    /// the call with [`TermBuilder::end_call`] (see [`CallEnd`]).
+    #[inline(always)]
+    pub(super) fn reuse<'s>(
+        kept: &'s mut Option<Kept>,
+        env: Env<'a>,
+        input: T,
+        bytes: &'a [u8],
+        opts: Term<'_>,
+    ) -> &'s mut TermBuilder<'a> {
+        let Some(builder) = kept else {
+            return Self::keep(kept, TermBuilder::new(env, input, bytes, opts));
+        };
+        // SAFETY: only lifetimes differ; a kept builder's references are stale between calls and are all
+        // replaced here before anything reads them.
+        let builder =
+            unsafe { std::mem::transmute::<&'s mut Kept, &'s mut TermBuilder<'a>>(builder) };
+        builder.start_call(env, input, bytes, opts);
+        if builder.keys == KEYS_INTERN {
+            builder.cache.restart();
+        }
+        builder
+    }
+
+    #[cold]
+    fn keep<'s>(kept: &'s mut Option<Kept>, builder: TermBuilder<'a>) -> &'s mut TermBuilder<'a> {
+        // SAFETY: as in `reuse`. A kept builder is never dropped (the thread's state is `ManuallyDrop`), and the
+        // `keys: :intern` tables `new` may have taken from the thread stay with it.
+        let builder = unsafe { std::mem::transmute::<TermBuilder<'a>, Kept>(builder) };
+        let builder = kept.insert(builder);
+        unsafe { std::mem::transmute::<&'s mut Kept, &'s mut TermBuilder<'a>>(builder) }
+    }
+
+    /// The fields that change from call to call: the environment, the input and what the options say.
+    #[inline(always)]
+    fn start_call(&mut self, env: Env<'a>, input: T, bytes: &'a [u8], opts: Term<'_>) {
+        let raw_env = env.as_c_arg();
+        let (opts_bits, limits) = options(&term::layout(raw_env).reads, opts);
+        self.env = raw_env;
+        self.rust_env = env;
+        self.input = input;
+        self.input_bytes = bytes;
+        self.keys = match opts_bits & 7 {
+            KEYS_STRINGS if bytes.len() >= INTERN_FROM => KEYS_INTERN,
+            keys => keys,
+        };
+        self.copy_strings = opts_bits & STRINGS_COPY != 0;
+        self.ordered = opts_bits & ORDERED_OBJECTS != 0;
+        self.decimals = opts_bits & FLOAT_DECIMALS != 0;
+        self.limits = Limits {
+            duplicate_keys_error: opts_bits & (DUPLICATES_ERROR | KEY_POSITIONS) != 0,
+            ..limits
+        };
+        self.duplicates_error = opts_bits & DUPLICATES_ERROR != 0;
+        self.duplicates_last = opts_bits & DUPLICATES_LAST != 0;
+        self.key_positions = opts_bits & KEY_POSITIONS != 0;
+        // The last call's shape holds its terms: forgotten.
+        self.shape_len = 0;
+        self.intern_suspended = false;
+        self.arena = write::Arena::new(bytes.len());
+        self.defer_large = false;
+        self.deferred = false;
+    }
+
+    /// What every call does before it returns: the arena's unused rest becomes a valid term, and large-object
+    /// shapes go back to the thread.
+    pub(super) fn end_call(&mut self) {
+        // SAFETY: the arena's terms were written in this call, which has not returned yet.
+        unsafe { self.writes.seal(&self.arena) };
+        if !self.large_shapes.is_empty() {
+            LARGE_SHAPES.with(|c| {
+                if let Ok(mut c) = c.try_borrow_mut() {
+                    **c = std::mem::take(&mut self.large_shapes);
+                }
+            });
+        }
+        self.failed_key = None;
+        // Scratch a large object grew is not kept for the next call on this thread.
+        if self.pairs.capacity() > SCRATCH_KEEP {
+            self.pairs = Vec::new();
+        }
+        if self.key_terms.capacity() > SCRATCH_KEEP {
+            self.key_terms = Vec::new();
+        }
     }
 
     /// `keys: :intern`'s tables, taken out at a yield of a detached decode: its terms stay valid (nothing
@@ -288,15 +377,7 @@ impl<'a> TermBuilder<'a> {
 
 impl Drop for TermBuilder<'_> {
     fn drop(&mut self) {
-        // SAFETY: the arena's terms were written in this call, which has not returned yet.
-        unsafe { self.writes.seal(&self.arena) };
-        if !self.large_shapes.is_empty() {
-            LARGE_SHAPES.with(|c| {
-                if let Ok(mut c) = c.try_borrow_mut() {
-                    **c = std::mem::take(&mut self.large_shapes);
-                }
-            });
-        }
+        self.end_call();
         if self.keys == KEYS_INTERN && !self.intern_suspended {
             // Give the tables back to this thread for the next call.
             INTERN.with(|c| {
@@ -306,6 +387,16 @@ impl Drop for TermBuilder<'_> {
                 }
             });
         }
+    }
+}
+
+/// A thread's kept builder in use by one call: [`TermBuilder::end_call`] runs when the call is done with it
+/// (a panic too), as `Drop` does for a builder of its own.
+pub(super) struct CallEnd<'s, 'a>(pub(super) &'s mut TermBuilder<'a>);
+
+impl Drop for CallEnd<'_, '_> {
+    fn drop(&mut self) {
+        self.0.end_call();
     }
 }
 

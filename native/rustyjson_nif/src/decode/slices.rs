@@ -2,6 +2,7 @@
 //! each yield in the caller's heap (`decode/2`), the uninterrupted dirty decode (`decode_dirty/2`), and builds of
 //! large containers moved to a dirty scheduler between normal slices.
 
+use super::builder::CallEnd;
 use super::detached::detached_continue;
 use super::*;
 
@@ -128,15 +129,22 @@ fn run(env: Env, input: T, opts: T, slice: Slice, resume: Option<(T, T)>) -> T {
     match resume {
         Some((paused, pending)) => match restore(env, paused, pending, bytes) {
             Some((mut stacks, pos)) => {
-                let term = call.drive(&mut stacks, pos);
+                let opts = unsafe { Term::new(env, opts) };
+                let mut builder = TermBuilder::new(env, input, bytes, opts);
+                let term = call.drive(&mut stacks, &mut builder, pos);
                 give_back_stacks(stacks);
                 term
             }
             None => (atoms::error(), atoms::badarg()).encode(env).as_c_arg(),
         },
-        // The stacks kept per scheduler thread, used in place (small documents then parse without allocating
-        // or moving them).
-        None => with_thread_stacks(|stacks| call.drive(stacks, 0)),
+        // The stacks and builder kept per scheduler thread, used in place (small documents then parse without
+        // allocating or moving them).
+        None => with_thread_state(|state| {
+            let opts = unsafe { Term::new(env, opts) };
+            let builder = TermBuilder::reuse(&mut state.builder, env, input, bytes, opts);
+            let in_use = CallEnd(builder);
+            call.drive(&mut state.stacks, in_use.0, 0)
+        }),
     }
 }
 
@@ -154,21 +162,24 @@ impl<'a> Call<'a> {
     /// Parses from `pos` with `stacks` to the end (the decode's result) or to a yield (the stacks move into the
     /// continuation's resource).
     #[inline(always)]
-    fn drive(&self, stacks: &mut Stacks<T, Key>, mut pos: usize) -> T {
+    fn drive(
+        &self,
+        stacks: &mut Stacks<T, Key>,
+        builder: &mut TermBuilder<'a>,
+        mut pos: usize,
+    ) -> T {
         let Call {
             env,
-            input,
-            opts,
             slice,
             bytes,
             started,
+            ..
         } = *self;
         let normal = slice == Slice::Normal;
-        let mut builder = TermBuilder::new(env, input, bytes, unsafe { Term::new(env, opts) });
         builder.defer_large = normal;
         let parsed = loop {
             let limit = slice.limit(pos);
-            match parser::parse_some(bytes, &mut builder, stacks, &mut pos, limit) {
+            match parser::parse_some(bytes, builder, stacks, &mut pos, limit) {
                 Ok(Progress::Done(v)) => break Ok(v),
                 Err(e) => break Err(e),
                 Ok(Progress::Paused) => {
@@ -231,25 +242,31 @@ pub(super) fn input_bytes(env: Env<'_>, input: T) -> Option<&[u8]> {
 
 /// The parser's stacks kept by this scheduler thread (so small documents parse without allocating).
 pub(super) fn take_stacks() -> Stacks<T, Key> {
-    STACKS
-        .with(|s| s.try_borrow_mut().map(|mut s| std::mem::take(&mut **s)))
+    PER_THREAD
+        .with(|s| {
+            s.try_borrow_mut()
+                .map(|mut s| std::mem::take(&mut s.stacks))
+        })
         .unwrap_or_default()
 }
 
-/// `f` of this scheduler thread's stacks, in place (fresh ones if they are in use).
+/// `f` of this scheduler thread's kept state, in place (a fresh one if it is in use).
 #[inline(always)]
-pub(super) fn with_thread_stacks<R>(f: impl FnOnce(&mut Stacks<T, Key>) -> R) -> R {
-    STACKS.with(|s| match s.try_borrow_mut() {
+fn with_thread_state<R>(f: impl FnOnce(&mut PerThread) -> R) -> R {
+    PER_THREAD.with(|s| match s.try_borrow_mut() {
         Ok(mut s) => f(&mut s),
-        Err(_) => f(&mut Stacks::default()),
+        Err(_) => f(&mut PerThread {
+            stacks: Stacks::default(),
+            builder: None,
+        }),
     })
 }
 
 /// Gives the stacks (emptied by the parser) back to this thread for the next call.
 pub(super) fn give_back_stacks(stacks: Stacks<T, Key>) {
-    STACKS.with(|s| {
+    PER_THREAD.with(|s| {
         if let Ok(mut s) = s.try_borrow_mut() {
-            **s = stacks;
+            s.stacks = stacks;
         }
     });
 }
