@@ -6,7 +6,8 @@
 //! (`{key, value, position}`, for `keys: fun` with `duplicate_keys: :error`, checked in Elixir). With a limit set
 //! they come as `{flags, integer_digit_limit, max_depth}` (`max_depth` an integer or `:infinity`).
 //!
-//! - `builder`: the parser's `Builder` for terms (strings, keys, numbers, arrays).
+//! - `builder`: the parser's `Builder` for terms (strings, keys, numbers, arrays), and its per-call set-up.
+//! - `scalars`: atom keys, big integers and decimals.
 //! - `maps`: objects into maps (flat maps, large maps, duplicate keys).
 //! - `slices`: the decode on a normal scheduler in slices, the dirty decode, and dirty builds of large containers.
 //! - `detached`: large decodes built apart from the caller's heap and sent as a message.
@@ -105,6 +106,7 @@ mod builder;
 mod detached;
 mod items;
 mod maps;
+mod scalars;
 mod slices;
 
 use maps::{LargeShape, Shape};
