@@ -167,12 +167,9 @@ const FLATMAP_MAX: usize = write::FLATMAP_MAX;
 /// `enif_make_map_from_arrays` for one key (31 vs 57 ns), dearer from two keys on.
 const SMALL_MAP_PUTS: usize = 1;
 
-/// Strings of at most this many bytes (the VM's limit for a binary on the process heap) are built as heap
-/// binaries (copied) even with `strings: :reference`: written into the arena with no erl_nif call, and a result
-/// holding them does not keep the input alive. Up to 24 bytes the garbage collector turns a sub-binary into such a
-/// heap binary anyway (`move_boxed` in erl_gc.h); from 25 to 64 bytes one takes 1-5 words more than a sub-binary.
-/// Copying those too (rather than from 25 bytes on making sub-binaries with erl_nif): github_events and
-/// update-center -3%, twitter and citm_catalog unchanged (OTP 29).
+/// Strings of at most this many bytes are built as heap binaries (copied) even with `strings: :reference`: the
+/// garbage collector turns sub-binaries this short into heap binaries anyway (`move_boxed` in erl_gc.h, OTP 22+),
+/// and such a heap binary takes at most the five words of a sub-binary.
 const HEAP_BIN_MAX: usize = write::HEAP_BIN_MAX;
 
 #[inline(always)]

@@ -22,9 +22,8 @@ use rustler::sys::{
 use std::cell::Cell;
 use std::mem::MaybeUninit;
 
-/// Heap binaries are written for byte sizes up to this (at most eight data words: the VM's own limit for a
-/// binary on the process heap, so larger ones are never asked of this layout).
-pub const HEAP_BIN_MAX: usize = 64;
+/// Heap binaries are written for byte sizes up to this (at most three data words).
+pub const HEAP_BIN_MAX: usize = 24;
 /// Flat maps are written for up to this many keys (the VM's flat map limit).
 pub const FLATMAP_MAX: usize = 32;
 
@@ -77,9 +76,9 @@ impl Arena {
     }
 }
 
-/// Heap binary headers by data words (0..=8: 0, 1-8, ..., 57-64 bytes), and the size word's unit.
+/// Heap binary headers by data words (0..=3: 0, 1-8, 9-16, 17-24 bytes), and the size word's unit.
 pub struct HeapBinaries {
-    headers: [usize; HEAP_BIN_MAX / 8 + 1],
+    headers: [usize; 4],
     /// The size word is the byte size shifted left by this (3 where it counts bits).
     size_shift: u32,
 }
@@ -171,14 +170,8 @@ impl Writes {
         if data_words > 0 {
             // Zero the last word first so the padding is deterministic.
             *p.add(1 + data_words) = 0;
-            let dst = p.add(2) as *mut u8;
-            if len <= 32 {
-                // Not a `memcpy` call: two overlapping loads and stores for these few bytes.
-                rustyjson_core::buffer::copy_short(bytes.as_ptr(), dst, len);
-            } else {
-                rustyjson_core::buffer::copy_short(bytes.as_ptr(), dst, 32);
-                rustyjson_core::buffer::copy_short(bytes.as_ptr().add(32), dst.add(32), len - 32);
-            }
+            // Not a `memcpy` call: two overlapping loads and stores for these few bytes.
+            rustyjson_core::buffer::copy_short(bytes.as_ptr(), p.add(2) as *mut u8, len);
         }
         t
     }
@@ -321,17 +314,16 @@ unsafe fn learn_tuple_header(env: *mut ErlNifEnv, w: &Writes) -> Option<(usize, 
 }
 
 unsafe fn learn_heap_binaries(env: *mut ErlNifEnv, w: &Writes) -> Option<HeapBinaries> {
-    let text = b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.,";
+    let text = b"0123456789abcdefghijklmnopqrstuvwxyz";
     let make = |len: usize| super::new_binary(env, &text[..len]);
     // One header per data-word count; the size word of 8 bytes gives the unit (8: bytes, 64: bits).
-    let mut headers = [0; HEAP_BIN_MAX / 8 + 1];
-    for (words, header) in headers.iter_mut().enumerate() {
-        let len = words * 8;
+    let mut headers = [0; 4];
+    for (words, len) in [(0, 0), (1, 8), (2, 16), (3, 24)] {
         let t = make(len);
         if !is_boxed(t, w.boxed_tag) {
             return None;
         }
-        *header = *boxed(t, w.boxed_tag);
+        headers[words] = *boxed(t, w.boxed_tag);
     }
     let eight = *boxed(make(8), w.boxed_tag).add(1);
     if !eight.is_power_of_two() || eight < 8 {
