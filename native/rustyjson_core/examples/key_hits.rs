@@ -1,6 +1,10 @@
 //! How often `keys: :intern`'s key predictions hold on JSON files: `cargo run --release --example key_hits --
 //! FILE...`. Counts the keys taken as predicted (first or second guess, one compare each) against the keys that
 //! had to be scanned and looked up. A builder that makes no terms, with the cache the NIF uses.
+#[macro_use]
+#[path = "support/scalars.rs"]
+mod scalars;
+
 use rustyjson_core::intern::{ExpectedKey, KeyCache};
 use rustyjson_core::parser::{parse, Builder, Str};
 
@@ -17,24 +21,7 @@ struct B<'a> {
 impl Builder for B<'_> {
     type V = u64;
     type K = u64;
-    fn null(&mut self) -> u64 {
-        0
-    }
-    fn boolean(&mut self, _: bool) -> u64 {
-        1
-    }
-    fn int(&mut self, v: i64) -> u64 {
-        v as u64
-    }
-    fn big_int(&mut self, t: &[u8]) -> u64 {
-        t.len() as u64
-    }
-    fn float(&mut self, _: &[u8], v: f64) -> u64 {
-        v.to_bits()
-    }
-    fn string(&mut self, s: Str) -> u64 {
-        s.bytes().len() as u64
-    }
+    u64_scalars!();
     fn expected_key(&mut self) -> Option<ExpectedKey> {
         self.cache.expected()
     }

@@ -1,5 +1,9 @@
 //! Times the core parser alone (a builder that only counts) on JSON files: `cargo run --release --example
 //! parse_time -- FILE...`. Useful to split parse cost from term-building cost.
+#[macro_use]
+#[path = "support/scalars.rs"]
+mod scalars;
+
 use rustyjson_core::parser::{parse, Builder, Str};
 use std::time::Instant;
 
@@ -8,24 +12,7 @@ struct Count(usize);
 impl Builder for Count {
     type V = u64;
     type K = u64;
-    fn null(&mut self) -> u64 {
-        0
-    }
-    fn boolean(&mut self, _: bool) -> u64 {
-        1
-    }
-    fn int(&mut self, v: i64) -> u64 {
-        v as u64
-    }
-    fn big_int(&mut self, t: &[u8]) -> u64 {
-        t.len() as u64
-    }
-    fn float(&mut self, _: &[u8], v: f64) -> u64 {
-        v.to_bits()
-    }
-    fn string(&mut self, s: Str) -> u64 {
-        s.bytes().len() as u64
-    }
+    u64_scalars!();
     fn key(&mut self, s: Str) -> Result<u64, ()> {
         Ok(s.bytes().len() as u64)
     }

@@ -654,25 +654,31 @@ mod tests {
         assert_eq!(v, 999);
     }
 
+    /// Where the first `"k"` of `input` starts and ends (without its quotes).
+    fn key_span(input: &[u8], k: &str) -> (usize, usize) {
+        let q = format!("\"{k}\"");
+        let s = input
+            .windows(q.len())
+            .position(|w| w == q.as_bytes())
+            .unwrap()
+            + 1;
+        (s, s + k.len())
+    }
+
+    /// The cached value of the first `"k"` of `input`, or `v` (then cached).
+    fn get_key(cache: &mut KeyCache<u32>, input: &[u8], k: &str, v: u32) -> u32 {
+        let (s, e) = key_span(input, k);
+        cache.get_or_insert::<()>(input, s, e, || Ok(v)).unwrap()
+    }
+
     #[test]
     fn the_key_that_followed_last_time_is_expected() {
         // Three objects' keys: "id","name" twice, then "id","nick".
         let input =
             br#"{"id":1,"name":2},{"id":3,"name":4},{"id":5,"nick":6},"long_key_of_20_bytes""#;
-        let span = |k: &str| {
-            let q = format!("\"{k}\"");
-            let s = input
-                .windows(q.len())
-                .position(|w| w == q.as_bytes())
-                .unwrap()
-                + 1;
-            (s, s + k.len())
-        };
+        let span = |k: &str| key_span(input, k);
         let mut cache = KeyCache::<u32>::new();
-        let get = |c: &mut KeyCache<u32>, k: &str, v: u32| {
-            let (s, e) = span(k);
-            c.get_or_insert::<()>(input, s, e, || Ok(v)).unwrap()
-        };
+        let get = |c: &mut KeyCache<u32>, k: &str, v: u32| get_key(c, input, k, v);
         assert!(cache.expected().is_none(), "nothing seen yet");
         assert_eq!(get(&mut cache, "id", 1), 1);
         assert!(cache.expected().is_none(), "nothing followed \"id\" yet");
@@ -713,20 +719,9 @@ mod tests {
     fn a_second_guess_is_the_other_key_that_followed() {
         // (Padded: a key is matched in a 16-byte load, which needs the bytes after it.)
         let input = br#"{"id":1,"name":2},{"id":3,"nick":4}                "#;
-        let span = |k: &str| {
-            let q = format!("\"{k}\"");
-            let s = input
-                .windows(q.len())
-                .position(|w| w == q.as_bytes())
-                .unwrap()
-                + 1;
-            (s, s + k.len())
-        };
+        let span = |k: &str| key_span(input, k);
         let mut cache = KeyCache::<u32>::new();
-        let get = |c: &mut KeyCache<u32>, k: &str, v: u32| {
-            let (s, e) = span(k);
-            c.get_or_insert::<()>(input, s, e, || Ok(v)).unwrap()
-        };
+        let get = |c: &mut KeyCache<u32>, k: &str, v: u32| get_key(c, input, k, v);
         get(&mut cache, "id", 1);
         get(&mut cache, "name", 2);
         get(&mut cache, "id", 9);
