@@ -5,9 +5,9 @@ use super::*;
 impl Parser<'_> {
     /// Parses `"key" :` where `c` is the (non-whitespace) byte at `pos`, and pushes the key onto `keys`. The
     /// builder's expected key (or its alternate), when the input holds it, costs one compare here; any other key
-    /// is scanned out of line. The key is pushed where it is made, not returned: returned through the scanned path's memory, a
-    /// key was written in words and read back as a 16-byte vector, a failed store-to-load forwarding that cost a
-    /// sixth of a stream's decode (perf, OTP 29).
+    /// is scanned out of line. The key is pushed where it is made, not returned: returned through the scanned
+    /// path's memory, a key was written in words and read back as a 16-byte vector, a failed store-to-load
+    /// forwarding that cost a sixth of a stream's decode (perf, OTP 29).
     #[inline(always)]
     pub(super) fn object_key<B: Builder>(
         &mut self,

@@ -244,14 +244,17 @@ impl<'a> TermBuilder<'a> {
     #[inline(always)]
     fn input_key(&self, start: usize, end: usize) -> Key {
         if self.copy_strings || end - start <= HEAP_BIN_MAX {
-            return Key {
-                term: self.copy_binary(&self.input_bytes[start..end]),
-                ptr: self.input_bytes[start..].as_ptr(),
-                len: end - start,
-            };
+            return self.key_at(self.copy_binary(&self.input_bytes[start..end]), start, end);
         }
+        let term = unsafe { enif_make_sub_binary(self.env, self.input, start, end - start) };
+        self.key_at(term, start, end)
+    }
+
+    /// The key at `input[start..end]`, whose term is `term` (made for it now, or by the key cache earlier).
+    #[inline(always)]
+    fn key_at(&self, term: T, start: usize, end: usize) -> Key {
         Key {
-            term: unsafe { enif_make_sub_binary(self.env, self.input, start, end - start) },
+            term,
             ptr: self.input_bytes[start..].as_ptr(),
             len: end - start,
         }
@@ -362,11 +365,8 @@ impl<'a> Builder for TermBuilder<'a> {
 
     #[inline(always)]
     fn expected_key_found(&mut self, start: usize, end: usize) -> Key {
-        Key {
-            term: self.cache.take_expected(),
-            ptr: self.input_bytes[start..].as_ptr(),
-            len: end - start,
-        }
+        let term = self.cache.take_expected();
+        self.key_at(term, start, end)
     }
     #[inline(always)]
     fn alternate_key(&mut self) -> Option<ExpectedKey> {
@@ -375,11 +375,8 @@ impl<'a> Builder for TermBuilder<'a> {
     }
     #[inline(always)]
     fn alternate_key_found(&mut self, start: usize, end: usize) -> Key {
-        Key {
-            term: self.cache.take_alternate(),
-            ptr: self.input_bytes[start..].as_ptr(),
-            len: end - start,
-        }
+        let term = self.cache.take_alternate();
+        self.key_at(term, start, end)
     }
 
     #[inline(always)]
@@ -392,19 +389,14 @@ impl<'a> Builder for TermBuilder<'a> {
                     // The cache gave up (keys rarely repeat): exactly the default's work until it tries again.
                     return Ok(self.input_key(start, end));
                 }
-                let term = match self.cache.lookup(self.input_bytes, start, end) {
-                    Lookup::Hit(term) => term,
+                Ok(match self.cache.lookup(self.input_bytes, start, end) {
+                    Lookup::Hit(term) => self.key_at(term, start, end),
                     Lookup::Vacant(vacant) => {
-                        let term = self.input_key(start, end).term;
-                        self.cache.fill(vacant, term);
-                        term
+                        let key = self.input_key(start, end);
+                        self.cache.fill(vacant, key.term);
+                        key
                     }
-                    Lookup::Skip => self.input_key(start, end).term,
-                };
-                Ok(Key {
-                    term,
-                    ptr: self.input_bytes[start..].as_ptr(),
-                    len: end - start,
+                    Lookup::Skip => self.input_key(start, end),
                 })
             }
             (KEYS_ATOMS | KEYS_EXISTING_ATOMS, s) => {
