@@ -78,7 +78,8 @@ defmodule RustyJson.Native do
 
   Each fast path rests on a term layout the NIF learns from terms the running VM makes and checks once
   (`native/rustyjson_nif/src/term/`): `heap_binaries`, `flat_maps`, `small_integers` and `floats` (terms the
-  decoder writes directly), `hash_maps` (large objects written from the VM's own trie), `encode_reads` (terms
+  decoder writes directly), `env_heap` (the memory for them taken from the caller's heap by moving its top, as
+  erl_nif does itself, and the unused rest given back), `hash_maps` (large objects written from the VM's own trie), `encode_reads` (terms
   the encoder reads by their bits), `binary_reads` (short binaries the encoder reads by their bits) and
   `map_order` (the direction in which the VM lists maps of more than 32 keys). A path whose layout does not
   hold is off, and the plain erl_nif calls do its work. `RUSTYJSON_FAST_PATHS=off` in the VM's

@@ -55,4 +55,33 @@ defmodule RustyJson.DecodeWrittenTermsTest do
     :erlang.garbage_collect()
     assert Enum.all?(cases, fn {value, decoded} -> decoded == value end)
   end
+
+  # Blocks come straight from the process heap when it has room (`env_heap`) and from heap fragments when it has
+  # none; the unused rest of a block goes back to the heap or stays a tuple. Both, in processes whose heaps have
+  # no room (the default size) and plenty (a large minimum), decoding one document after another.
+  test "decoded terms are whole whether the heap had room for them or not" do
+    docs = for seed <- 1..40, do: value(seed, rem(seed, 4) + 1)
+
+    for min_heap_size <- [1, 50_000] do
+      parent = self()
+
+      :erlang.spawn_opt(
+        fn ->
+          decoded = for v <- docs, do: RustyJson.decode!(RustyJson.encode!(v))
+          :erlang.garbage_collect()
+
+          again =
+            for v <- docs,
+                do: {RustyJson.decode!(RustyJson.encode!(v)), :erlang.garbage_collect()}
+
+          send(parent, {:decoded, decoded, Enum.map(again, &elem(&1, 0))})
+        end,
+        [{:min_heap_size, min_heap_size}]
+      )
+
+      assert_receive {:decoded, decoded, again}, 10_000
+      assert decoded == docs
+      assert again == docs
+    end
+  end
 end

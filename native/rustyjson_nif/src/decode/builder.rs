@@ -158,7 +158,7 @@ impl<'a> TermBuilder<'a> {
     /// shapes go back to the thread.
     pub(super) fn end_call(&mut self) {
         // SAFETY: the arena's terms were written in this call, which has not returned yet.
-        unsafe { self.writes.seal(&self.arena) };
+        unsafe { self.writes.seal(self.env, &self.arena) };
         if !self.large_shapes.is_empty() {
             LARGE_SHAPES.with(|c| {
                 if let Ok(mut c) = c.try_borrow_mut() {

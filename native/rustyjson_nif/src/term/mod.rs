@@ -95,7 +95,7 @@ impl Primary {
 }
 
 /// Each fast path's state, for `RustyJson.Native.info/0`.
-pub fn fast_paths(env: *mut ErlNifEnv) -> [(&'static str, bool); 8] {
+pub fn fast_paths(env: *mut ErlNifEnv) -> [(&'static str, bool); 9] {
     let layout = layout(env);
     [
         ("heap_binaries", layout.writes.heap_binaries.is_some()),
@@ -103,6 +103,7 @@ pub fn fast_paths(env: *mut ErlNifEnv) -> [(&'static str, bool); 8] {
         ("hash_maps", layout.hash_maps.is_some()),
         ("small_integers", layout.writes.small_integers.is_some()),
         ("floats", layout.writes.floats.is_some()),
+        ("env_heap", layout.writes.env_heap.is_some()),
         ("encode_reads", layout.reads.on()),
         ("binary_reads", layout.reads.heap_binaries()),
         ("map_order", map_order::get() != map_order::Order::Unknown),

@@ -5,9 +5,11 @@
 //! sorts and compares the keys again with term comparisons; written here, a key costs a bump allocation and a
 //! few stores, and same-shaped objects decoded with `keys: :intern` share one keys tuple (as maps built from
 //! literals do). The memory comes in blocks ([`Arena`]) from `enif_make_tuple_from_array`, whose result is a
-//! boxed pointer to `arity + 1` words on the process heap or a heap fragment; terms are written one after
-//! another into a block, as the VM's own builders fill what they allocate, and the rest of a block is left as a
-//! tuple of immediates. Each layout (tuple header; heap binary `[header, size, bytes...]`, whose size word counts
+//! boxed pointer to `arity + 1` words on the process heap or a heap fragment, or, where the environment's heap
+//! has room, straight from it by moving its top (the `ErlNifEnv` words erl_nif bumps itself, learned: see
+//! [`EnvHeap`]; no tuple is filled only to be written over, and the unused rest of the last block goes back);
+//! terms are written one after another into a block, as the VM's own builders fill what they allocate, and the
+//! rest of a block is left as a tuple of immediates. Each layout (tuple header; heap binary `[header, size, bytes...]`, whose size word counts
 //! bytes before OTP 27 and bits from it; flat map `[header, size, keys tuple, values...]`; small integer: value
 //! above a tag; float `[header, IEEE bits]`) is learned from terms the running VM makes, and terms written here
 //! are checked to be identical to the VM's, each kind on its own; where one differs, that kind is left to
@@ -44,6 +46,24 @@ pub struct Writes {
     /// flat maps are off without them), and the immediates a fresh block is first filled with.
     tuple_header: Option<(usize, usize)>,
     block_fills: Vec<T>,
+    /// Where the calling environment keeps its heap top and limit, when blocks are taken from it directly.
+    pub env_heap: Option<EnvHeap>,
+}
+
+/// The words of an `ErlNifEnv` that hold its heap top and limit (erl_nif's own bump allocation: a term of `n`
+/// words goes at the top when `top + n <= limit`), learned from where the VM's own allocations go.
+#[derive(Clone, Copy)]
+pub struct EnvHeap {
+    top: usize,
+    limit: usize,
+}
+
+impl EnvHeap {
+    #[inline(always)]
+    unsafe fn words(self, env: *mut ErlNifEnv) -> (*mut *mut usize, *mut *mut usize) {
+        let w = env as *mut *mut usize;
+        (w.add(self.top), w.add(self.limit))
+    }
 }
 
 /// Memory for the terms of one call, taken from the VM a block at a time and handed out word by word: a bump
@@ -54,6 +74,8 @@ pub struct Arena {
     end: Cell<*mut usize>,
     /// The words of the next block.
     block: Cell<usize>,
+    /// Whether the current block's words were taken without being filled (see [`Writes::seal`]).
+    bare: Cell<bool>,
 }
 
 impl Arena {
@@ -72,6 +94,7 @@ impl Arena {
                     .max(input_bytes.min(16) + 4)
                     .min(BLOCK_MAX),
             ),
+            bare: Cell::new(false),
         }
     }
 }
@@ -99,6 +122,7 @@ impl Writes {
         boxed_tag: 0,
         tuple_header: None,
         block_fills: Vec::new(),
+        env_heap: None,
     };
 
     /// `words` words of `arena` (from a new block when the current one is used up). Only with a tuple header.
@@ -115,14 +139,28 @@ impl Writes {
     #[cold]
     #[inline(never)]
     unsafe fn new_block(&self, env: *mut ErlNifEnv, arena: &Arena, words: usize) -> *mut usize {
-        self.seal(arena);
+        self.seal(env, arena);
         assert!(
             words <= BLOCK_MAX,
             "a term of {words} words in a block of {BLOCK_MAX}"
         );
         let size = words.max(arena.block.get());
         arena.block.set((size * 2).min(BLOCK_MAX));
+        if let Some(heap) = self.env_heap {
+            // Straight from the environment's heap when it has room (what erl_nif does first itself): no tuple
+            // filled only to be written over.
+            let (top, limit) = heap.words(env);
+            let p = *top;
+            if (*limit as usize).wrapping_sub(p as usize) >= size * 8 {
+                *top = p.add(size);
+                arena.bare.set(true);
+                arena.next.set(p.add(words));
+                arena.end.set(p.add(size));
+                return p;
+            }
+        }
         // A tuple of `size - 1` immediates is `size` words; terms are then written over them from the start.
+        arena.bare.set(false);
         let t = enif_make_tuple_from_array(env, self.block_fills.as_ptr(), (size - 1) as u32);
         let p = boxed(t, self.boxed_tag);
         arena.next.set(p.add(words));
@@ -132,11 +170,29 @@ impl Writes {
 
     /// Leaves the unused rest of `arena`'s block a tuple of the immediates it holds, a valid term like the
     /// ones written before it. Runs before the call that owns the arena returns.
-    pub unsafe fn seal(&self, arena: &Arena) {
+    pub unsafe fn seal(&self, env: *mut ErlNifEnv, arena: &Arena) {
         let (next, end) = (arena.next.get(), arena.end.get());
+        if let Some(heap) = self.env_heap {
+            // The block is the environment's last allocation: its rest goes back to the heap.
+            let (top, _) = heap.words(env);
+            if *top == end {
+                *top = next;
+                arena.next.set(end);
+                return;
+            }
+        }
         if next < end {
+            let fills = end.offset_from(next) as usize - 1;
+            if arena.bare.get() {
+                // Taken from the environment's heap without the tuple's elements: written now.
+                std::ptr::copy_nonoverlapping(
+                    self.block_fills.as_ptr() as *const usize,
+                    next.add(1),
+                    fills,
+                );
+            }
             let (base, step) = self.tuple_header.unwrap_unchecked();
-            *next = base + step * (end.offset_from(next) as usize - 1);
+            *next = base + step * fills;
         }
         arena.next.set(end);
     }
@@ -234,6 +290,7 @@ impl Writes {
         }
         // An immediate ([`super::Primary`] checked it is not boxed) to fill fresh blocks with.
         w.block_fills = vec![enif_make_int64(env, 0); BLOCK_MAX];
+        w.env_heap = learn_env_heap(env, &w);
         w.heap_binaries = learn_heap_binaries(env, &w);
         w.flat_maps = learn_flat_maps(env, &w);
         w.floats = learn_floats(env, &w);
@@ -305,12 +362,57 @@ unsafe fn learn_tuple_header(env: *mut ErlNifEnv, w: &Writes) -> Option<(usize, 
         std::ptr::copy_nonoverlapping(elems.as_ptr(), slots, n);
         let vm = enif_make_tuple_from_array(env, elems.as_ptr(), n as u32);
         if enif_is_identical(vm, ours) == 0 {
-            w.seal(&arena);
+            w.seal(env, &arena);
             return None;
         }
     }
-    w.seal(&arena);
+    w.seal(env, &arena);
     w.tuple_header
+}
+
+/// Which words of the environment are its heap top and limit: the pair where the VM's own allocations go (each
+/// tuple lands at the top and moves it past itself, or, with no room, into a fragment whose top and limit the pair
+/// then holds), where a block taken by moving the top is where the VM's next allocation goes after, and where
+/// giving it back has the VM allocate there again.
+unsafe fn learn_env_heap(env: *mut ErlNifEnv, w: &Writes) -> Option<EnvHeap> {
+    const WORDS: usize = 8;
+    let words = env as *mut *mut usize;
+    let one = |env| {
+        let t = enif_make_tuple_from_array(env, w.block_fills.as_ptr(), 1);
+        boxed(t, w.boxed_tag)
+    };
+    let (top, limit) = (0..WORDS - 1).find_map(|i| {
+        let (before, limit_before) = (*words.add(i), *words.add(i + 1));
+        let p = one(env);
+        let after = *words.add(i);
+        let fits = (limit_before as usize).wrapping_sub(before as usize) >= 16;
+        (after == p.add(2) && (!fits || p == before) && *words.add(i + 1) >= after)
+            .then_some((i, i + 1))
+    })?;
+    let heap = EnvHeap { top, limit };
+    let (top_word, limit_word) = heap.words(env);
+    for _ in 0..4 {
+        // Room for two words (else the fragment the next tuple makes has it).
+        if (*limit_word as usize).wrapping_sub(*top_word as usize) < 32 {
+            let _ = one(env);
+            continue;
+        }
+        let taken = *top_word;
+        *top_word = taken.add(2);
+        if one(env) != taken.add(2) {
+            return None;
+        }
+        let back = *top_word;
+        *top_word = back.sub(2);
+        if one(env) != back.sub(2) || *top_word != back {
+            return None;
+        }
+        // The words taken are a valid term again.
+        let (base, step) = w.tuple_header?;
+        *taken = base + step;
+        *taken.add(1) = bits(w.block_fills[0]);
+    }
+    Some(heap)
 }
 
 unsafe fn learn_heap_binaries(env: *mut ErlNifEnv, w: &Writes) -> Option<HeapBinaries> {
@@ -361,7 +463,7 @@ unsafe fn learn_heap_binaries(env: *mut ErlNifEnv, w: &Writes) -> Option<HeapBin
             && (len == 0 || std::slice::from_raw_parts(bin.data, len) == &text[..len])
             && (len == 0 || std::ptr::eq(bin.data, w.heap_binary_bytes(ours)))
     });
-    w.seal(&arena);
+    w.seal(env, &arena);
     checked.then_some(w.heap_binaries?)
 }
 
@@ -421,7 +523,7 @@ unsafe fn learn_flat_maps(env: *mut ErlNifEnv, w: &Writes) -> Option<usize> {
                     && bits(v.assume_init()) == bits(values[i])
             })
     });
-    w.seal(&arena);
+    w.seal(env, &arena);
     checked.then_some(header)
 }
 
@@ -456,6 +558,6 @@ unsafe fn learn_floats(env: *mut ErlNifEnv, w: &Writes) -> Option<usize> {
             && enif_get_double(env, ours, &mut back) != 0
             && back.to_bits() == v.to_bits()
     });
-    w.seal(&arena);
+    w.seal(env, &arena);
     checked.then_some(w.floats?)
 }
