@@ -32,7 +32,7 @@ use rustler::sys::{
 };
 use rustler::ResourceArc;
 use rustler::{Encoder, Env, Term};
-use rustyjson_core::intern::{hash_bytes, ExpectedKey, KeyCache, Lookup};
+use rustyjson_core::intern::{ExpectedKey, KeyCache, Lookup};
 use rustyjson_core::parser::{self, Builder, Limits, ParseError, Progress, Stacks, Str};
 use std::cell::RefCell;
 use std::collections::HashSet;

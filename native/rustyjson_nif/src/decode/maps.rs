@@ -27,7 +27,7 @@ impl LargeShape {
         }
         let mut start = 0;
         keys.iter().zip(&self.ends).all(|(k, &end)| {
-            let same = &self.bytes[start..end as usize] == k.bytes();
+            let same = same_bytes(&self.bytes[start..end as usize], k.bytes());
             start = end as usize;
             same
         })
@@ -71,11 +71,37 @@ impl Shape {
     };
 }
 
-/// A hash of a key sequence's bytes.
+/// Whether two keys are the same bytes: keys of up to 16 bytes compared as two words from their ends (a
+/// `memcmp` call per key was most of checking a large map's shape).
+#[inline(always)]
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    use rustyjson_core::buffer::prefix_be;
+    if a.len() != b.len() {
+        return false;
+    }
+    match (a.last_chunk::<8>(), b.last_chunk::<8>()) {
+        (Some(x), Some(y)) if a.len() <= 16 => prefix_be(a) == prefix_be(b) && x == y,
+        (Some(_), Some(_)) => a == b,
+        _ => prefix_be(a) == prefix_be(b),
+    }
+}
+
+/// A hash of a key sequence: each key's length and first and last 8 bytes, mixed on their own (the keys' hashes
+/// are independent: a chain of multiplies through every byte of every key was most of a large map's build), then
+/// folded in order. Only a slot's guess: [`LargeShape::holds`] compares the bytes.
 fn keys_hash(keys: &[Key]) -> u64 {
-    keys.iter().fold(keys.len() as u64, |h, k| {
-        (h.rotate_left(5) ^ hash_bytes(k.bytes())).wrapping_mul(0x9E37_79B9_7F4A_7C15)
-    })
+    const K: u64 = 0x9E37_79B9_7F4A_7C15;
+    let h = keys.iter().fold(keys.len() as u64, |h, k| {
+        let b = k.bytes();
+        let ends = match b.last_chunk::<8>() {
+            Some(tail) => {
+                rustyjson_core::buffer::prefix_be(b) ^ u64::from_le_bytes(*tail).rotate_left(29)
+            }
+            None => rustyjson_core::buffer::prefix_be(b),
+        };
+        h.rotate_left(7) ^ (ends ^ b.len() as u64).wrapping_mul(K)
+    });
+    h.wrapping_mul(K) ^ (h >> 29)
 }
 
 /// The sorted order of 2..=32 binary keys in `idx` (key bytes order, which is term order for binaries); false
