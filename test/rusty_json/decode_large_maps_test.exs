@@ -66,6 +66,18 @@ defmodule RustyJson.DecodeLargeMapsTest do
     end
   end
 
+  # The shape's hash reads each key's length and first and last 8 bytes: keys that differ only between them hash
+  # alike, and the byte comparison must tell the shapes apart.
+  test "keys that differ only in their middle bytes are other shapes" do
+    long = for i <- 1..40, do: "prefix__" <> String.pad_leading("#{i}", 4, "0") <> "__suffix"
+    middle = List.replace_at(long, 20, "prefix__XXXX__suffix")
+    values = Enum.map(1..40, &"#{&1}")
+
+    for _ <- 1..3, variant <- [long, middle] do
+      assert_same_map(RustyJson.decode!(object(variant, values)), expected(variant, values))
+    end
+  end
+
   test "more shapes than the table holds, cycling: evicted tries are read again, results stay right" do
     # 40 shapes in a 16-slot table: slots are shared (and shapes evicted) whatever the hash does.
     shapes = for s <- 1..40, do: keys(33 + rem(s, 7), "s#{s}_")
