@@ -98,7 +98,8 @@ defmodule RustyJson do
       otherwise), `:copy`, `:intern` (keys repeated across objects are built once, and objects with the same
       keys share one keys tuple: faster and smaller for arrays of same-shaped objects; `:strings` does this
       too for inputs of 512 bytes or more) or a function of arity 1 applied to every key.
-    * `:strings` - `:reference` (default; strings without escapes share the input binary) or `:copy`.
+    * `:strings` - `:reference` (default; strings of more than 24 bytes without escapes share the input
+      binary, more than 64 from OTP 27 on, as the VM's own sub-binaries do; shorter ones are copied) or `:copy`.
     * `:floats` - `:native` (default) or `:decimals` (needs the Decimal library).
     * `:objects` - `:maps` (default) or `:ordered_objects` (`%RustyJson.OrderedObject{}`).
 

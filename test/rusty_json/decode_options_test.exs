@@ -275,6 +275,34 @@ defmodule RustyJson.DecodeOptionsTest do
       assert :binary.referenced_byte_size(ref) > byte_size(ref)
       assert :binary.referenced_byte_size(copy) == byte_size(copy)
     end
+
+    # Strings of up to 24 bytes are copied on every release; up to 64 from OTP 27 on, where the VM's own sub-binaries
+    # of that size are copies (`enif_make_sub_binary` refers to the input before). A copy keeps nothing of the
+    # input alive; a longer string refers to the input.
+    test "a string is copied or refers to the input by its length and the release" do
+      copies_up_to = if String.to_integer(System.otp_release()) >= 27, do: 64, else: 24
+
+      for len <- [1, 8, 24, 25, 40, 63, 64, 65, 100], key? <- [false, true] do
+        text = String.duplicate("s", len)
+        # An input too long for the process heap (a refc binary, as request bodies are).
+        padding = String.duplicate("p", 600)
+
+        json =
+          if key?, do: ~s([{"#{text}": 1}, "#{padding}"]), else: ~s(["#{padding}", "#{text}"])
+
+        [first, second] = RustyJson.decode!(json)
+        string = if key?, do: hd(Map.keys(first)), else: second
+        assert string == text
+
+        # As the VM counts it (OTP 27 gives a heap binary's size in bits).
+        expected =
+          if len <= copies_up_to,
+            do: :binary.referenced_byte_size(:binary.copy(text)),
+            else: :binary.referenced_byte_size(json)
+
+        assert :binary.referenced_byte_size(string) == expected, "#{len} bytes, key: #{key?}"
+      end
+    end
   end
 
   describe "objects" do

@@ -167,9 +167,11 @@ const FLATMAP_MAX: usize = write::FLATMAP_MAX;
 /// `enif_make_map_from_arrays` for one key (31 vs 57 ns), dearer from two keys on.
 const SMALL_MAP_PUTS: usize = 1;
 
-/// Strings of at most this many bytes are built as heap binaries (copied) even with `strings: :reference`: the
-/// garbage collector turns sub-binaries this short into heap binaries anyway (`move_boxed` in erl_gc.h, OTP 22+),
-/// and such a heap binary takes at most the five words of a sub-binary.
+/// Strings of at most this many bytes are copied into heap binaries written in the arena (larger copies are made
+/// by erl_nif). Strings of the input are copied up to `TermBuilder::short_input` even with `strings: :reference`:
+/// the garbage collector turns sub-binaries of up to 24 bytes into heap binaries anyway (`move_boxed` in
+/// erl_gc.h, OTP 22+), and such a heap binary takes at most the five words of a sub-binary; from OTP 27 on
+/// `enif_make_sub_binary` itself copies up to 64 ([`write::Writes::input_copies_max`]).
 const HEAP_BIN_MAX: usize = write::HEAP_BIN_MAX;
 
 #[inline(always)]
@@ -223,6 +225,8 @@ struct TermBuilder<'a> {
     /// maps and small integers, each on its own), and the immediates fresh words are first filled with.
     writes: &'static Writes,
     heap_binaries: bool,
+    /// Strings of the input up to this many bytes are copied, not referred to (see [`HEAP_BIN_MAX`]).
+    short_input: usize,
     flat_maps: bool,
     floats: bool,
     /// Where terms written directly go (sealed when the builder is dropped, before the call returns).

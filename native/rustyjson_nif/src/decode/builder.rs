@@ -66,6 +66,7 @@ impl<'a> TermBuilder<'a> {
             intern_suspended: false,
             writes: &layout.writes,
             heap_binaries: layout.writes.heap_binaries.is_some(),
+            short_input: layout.writes.input_copies_max(),
             flat_maps: layout.writes.flat_maps.is_some(),
             floats: layout.writes.floats.is_some(),
             arena: write::Arena::new(0),
@@ -243,7 +244,7 @@ impl<'a> TermBuilder<'a> {
     /// first word (sorting a small object's keys) was a failed store forwarding.
     #[inline(always)]
     fn input_key(&self, start: usize, end: usize) -> Key {
-        if self.copy_strings || end - start <= HEAP_BIN_MAX {
+        if self.copy_strings || end - start <= self.short_input {
             return self.key_at(self.copy_binary(&self.input_bytes[start..end]), start, end);
         }
         let term = unsafe { enif_make_sub_binary(self.env, self.input, start, end - start) };
@@ -278,7 +279,7 @@ impl<'a> TermBuilder<'a> {
     #[inline(always)]
     fn binary(&self, s: Str, copy: bool) -> T {
         match s {
-            Str::Input { start, end, .. } if !copy && end - start > HEAP_BIN_MAX => unsafe {
+            Str::Input { start, end, .. } if !copy && end - start > self.short_input => unsafe {
                 enif_make_sub_binary(self.env, self.input, start, end - start)
             },
             s => self.copy_binary(s.bytes()),
