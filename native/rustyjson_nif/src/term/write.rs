@@ -1,25 +1,26 @@
-//! Writing terms straight into the memory the VM hands out, instead of through erl_nif: heap binaries of up to 24
+//! Writing terms straight into the memory the VM hands out, instead of through erl_nif: heap binaries of up to 64
 //! bytes (object keys and short strings), flat maps whose keys are already sorted, small integers and floats.
 //!
 //! `enif_make_new_binary` syncs the environment's heap pointers on every call, and `enif_make_map_from_arrays`
 //! sorts and compares the keys again with term comparisons; written here, a key costs a bump allocation and a
 //! few stores, and same-shaped objects decoded with `keys: :intern` share one keys tuple (as maps built from
-//! literals do). The memory comes in blocks ([`Arena`]) from `enif_make_tuple_from_array`, whose result is a
-//! boxed pointer to `arity + 1` words on the process heap or a heap fragment, or, where the environment's heap
-//! has room, straight from it by moving its top (the `ErlNifEnv` words erl_nif bumps itself, learned: see
-//! [`EnvHeap`]; no tuple is filled only to be written over, and the unused rest of the last block goes back);
-//! terms are written one after another into a block, as the VM's own builders fill what they allocate, and the
-//! rest of a block is left as a tuple of immediates. Each layout (tuple header; heap binary `[header, size, bytes...]`, whose size word counts
-//! bytes before OTP 27 and bits from it; flat map `[header, size, keys tuple, values...]`; small integer: value
-//! above a tag; float `[header, IEEE bits]`) is learned from terms the running VM makes, and terms written here
-//! are checked to be identical to the VM's, each kind on its own; where one differs, that kind is left to
-//! erl_nif.
+//! literals do). The memory comes in blocks ([`Arena`]): straight from the environment's heap by moving its top
+//! where it has room (the `ErlNifEnv` words erl_nif bumps itself, learned: see [`EnvHeap`]; the unused rest of
+//! the last block goes back), else from `enif_make_tuple_from_array`, whose result is a boxed pointer to
+//! `arity + 1` words on the process heap or a heap fragment, filled with immediates that terms are then written
+//! over. Terms are written one after another into a block, as the VM's own builders fill what they allocate, and
+//! the rest of a block is left as a tuple of immediates. Each layout (tuple header; heap binary
+//! `[header, size, bytes...]`, whose size word counts bytes before OTP 27 and bits from it; flat map
+//! `[header, size, keys tuple, values...]`; small integer: value above a tag; float `[header, IEEE bits]`) is
+//! learned from terms the running VM makes, and terms written here are checked to be identical to the VM's, each
+//! kind on its own; where one differs, that kind is left to erl_nif.
 
 use super::{bits, boxed, is_boxed, T};
 use rustler::sys::{
-    enif_get_double, enif_get_map_size, enif_get_map_value, enif_inspect_binary, enif_is_identical,
-    enif_make_double, enif_make_int64, enif_make_map_from_arrays, enif_make_sub_binary,
-    enif_make_tuple_from_array, ErlNifBinary, ErlNifEnv,
+    enif_alloc_env, enif_free_env, enif_get_double, enif_get_map_size, enif_get_map_value,
+    enif_inspect_binary, enif_is_identical, enif_make_double, enif_make_int64,
+    enif_make_map_from_arrays, enif_make_sub_binary, enif_make_tuple_from_array, ErlNifBinary,
+    ErlNifEnv,
 };
 use std::cell::Cell;
 use std::mem::MaybeUninit;
@@ -391,49 +392,92 @@ unsafe fn learn_tuple_header(env: *mut ErlNifEnv, w: &Writes) -> Option<(usize, 
     w.tuple_header
 }
 
-/// Which words of the environment are its heap top and limit: the pair where the VM's own allocations go (each
-/// tuple lands at the top and moves it past itself, or, with no room, into a fragment whose top and limit the pair
-/// then holds), where a block taken by moving the top is where the VM's next allocation goes after, and where
-/// giving it back has the VM allocate there again.
+/// Which words of an environment are its heap top and limit. Found in an environment of its own
+/// (`enif_alloc_env`: its heap is fragments of what is asked and a little more), where a tuple that fills the room
+/// between the pair exactly lands at the top and moves it to the limit, and the next tuple goes elsewhere (a new
+/// fragment, which the pair then holds). Checked in the caller's: a tuple lands at the top and moves it past
+/// itself; a block taken by moving the top is where the VM's next allocation goes after, and a block given back
+/// is where it goes again.
 unsafe fn learn_env_heap(env: *mut ErlNifEnv, w: &Writes) -> Option<EnvHeap> {
+    let own = enif_alloc_env();
+    if own.is_null() {
+        return None;
+    }
+    let found = find_env_heap(own, w);
+    enif_free_env(own);
+    let heap = found?;
+    check_env_heap(env, w, heap).then_some(heap)
+}
+
+/// A tuple of `n` immediates the VM makes in `env`, as the address of its words.
+unsafe fn vm_tuple(env: *mut ErlNifEnv, w: &Writes, n: usize) -> *mut usize {
+    boxed(
+        enif_make_tuple_from_array(env, w.block_fills.as_ptr(), n as u32),
+        w.boxed_tag,
+    )
+}
+
+unsafe fn find_env_heap(env: *mut ErlNifEnv, w: &Writes) -> Option<EnvHeap> {
+    // The candidates: pairs of adjacent words among the first eight (erl_nif's own struct starts with a handful
+    // of pointers; the heap's top and limit have been its third and fourth).
     const WORDS: usize = 8;
-    let words = env as *mut *mut usize;
-    let one = |env| {
-        let t = enif_make_tuple_from_array(env, w.block_fills.as_ptr(), 1);
-        boxed(t, w.boxed_tag)
+    // The environment's first fragment.
+    let _ = vm_tuple(env, w, 1);
+    (0..WORDS - 1)
+        .map(|i| EnvHeap {
+            top: i,
+            limit: i + 1,
+        })
+        .find(|&heap| {
+            let (top, limit) = heap.words(env);
+            let (t0, l0) = (*top, *limit);
+            let room = (l0 as usize).wrapping_sub(t0 as usize) / 8;
+            if t0.is_null() || !(t0 as usize).is_multiple_of(8) || !(4..=BLOCK_MAX).contains(&room)
+            {
+                return false;
+            }
+            if vm_tuple(env, w, room - 1) != t0 || *top != l0 {
+                return false;
+            }
+            let next = vm_tuple(env, w, 1);
+            next != l0 && *top == next.add(2) && *limit >= *top
+        })
+}
+
+unsafe fn check_env_heap(env: *mut ErlNifEnv, w: &Writes, heap: EnvHeap) -> bool {
+    let (top, limit) = heap.words(env);
+    // Whether the room between the words now is at least `words`.
+    let fits = |top: *mut *mut usize, words: usize| {
+        (*limit as usize).wrapping_sub(*top as usize) >= words * 8
     };
-    let (top, limit) = (0..WORDS - 1).find_map(|i| {
-        let (before, limit_before) = (*words.add(i), *words.add(i + 1));
-        let p = one(env);
-        let after = *words.add(i);
-        let fits = (limit_before as usize).wrapping_sub(before as usize) >= 16;
-        (after == p.add(2) && (!fits || p == before) && *words.add(i + 1) >= after)
-            .then_some((i, i + 1))
-    })?;
-    let heap = EnvHeap { top, limit };
-    let (top_word, limit_word) = heap.words(env);
     for _ in 0..4 {
-        // Room for two words (else the fragment the next tuple makes has it).
-        if (*limit_word as usize).wrapping_sub(*top_word as usize) < 32 {
-            let _ = one(env);
+        let (before, room) = (*top, fits(top, 2));
+        let p = vm_tuple(env, w, 1);
+        if *top != p.add(2) || *limit < *top || (room && p != before) {
+            return false;
+        }
+        // Room for four words (else the next round's tuple makes a fragment that has it).
+        if !fits(top, 4) {
             continue;
         }
-        let taken = *top_word;
-        *top_word = taken.add(2);
-        if one(env) != taken.add(2) {
-            return None;
+        let taken = *top;
+        *top = taken.add(2);
+        if vm_tuple(env, w, 1) != taken.add(2) {
+            return false;
         }
-        let back = *top_word;
-        *top_word = back.sub(2);
-        if one(env) != back.sub(2) || *top_word != back {
-            return None;
+        let back = *top;
+        *top = back.sub(2);
+        if vm_tuple(env, w, 1) != back.sub(2) || *top != back {
+            return false;
         }
         // The words taken are a valid term again.
-        let (base, step) = w.tuple_header?;
+        let Some((base, step)) = w.tuple_header else {
+            return false;
+        };
         *taken = base + step;
         *taken.add(1) = bits(w.block_fills[0]);
     }
-    Some(heap)
+    true
 }
 
 unsafe fn learn_heap_binaries(env: *mut ErlNifEnv, w: &Writes) -> Option<HeapBinaries> {
