@@ -199,6 +199,22 @@ pub enum Progress<V> {
 /// [`Progress::Paused`], `*pos` and `stacks` hold the state: call again with both to continue. The values and
 /// keys on the stacks are the builder's; a builder whose values can move between calls (BEAM terms across a
 /// yield) replaces them in place through [`Stacks::pending`] before continuing.
+/// Inputs of at most this many bytes (from where the parse starts) are parsed by the loop built for short ones
+/// (see `Parser::run`).
+const SHORT_INPUT: usize = 4096;
+
+/// `p`, which the optimizer cannot see through (the instruction sequence is empty: nothing is read or written).
+#[inline(always)]
+#[allow(clippy::pointers_in_nomem_asm_block)]
+fn opaque<T>(mut p: *mut T) -> *mut T {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: an empty instruction sequence.
+    unsafe {
+        std::arch::asm!("/* {0} */", inout(reg) p, options(nomem, nostack, preserves_flags))
+    };
+    p
+}
+
 pub fn parse_some<B: Builder>(
     input: &[u8],
     builder: &mut B,
@@ -254,8 +270,8 @@ fn parse_from<B: Builder>(
     // Keys' positions are recorded only when duplicate keys are errors: another instance of the parse loop, so
     // the usual one does no work for them.
     macro_rules! run {
-        ($key_starts:literal) => {
-            p.run::<B, $key_starts>(
+        ($key_starts:literal, $short:literal) => {
+            p.run::<B, $key_starts, $short>(
                 builder,
                 &mut s.frames,
                 &mut s.values,
@@ -267,9 +283,11 @@ fn parse_from<B: Builder>(
         };
     }
     let result = if limits.duplicate_keys_error {
-        run!(true)
+        run!(true, false)
+    } else if input.len() - p.pos <= SHORT_INPUT {
+        run!(false, true)
     } else {
-        run!(false)
+        run!(false, false)
     };
     stacks.scratch = p.scratch;
     *pos = p.pos;
@@ -350,7 +368,7 @@ impl<'a> Parser<'a> {
 
     /// The parse loop; `TRACK_KEYS`: record where keys start and refuse repeated keys.
     #[allow(clippy::too_many_arguments)]
-    fn run<B: Builder, const TRACK_KEYS: bool>(
+    fn run<B: Builder, const TRACK_KEYS: bool, const SHORT: bool>(
         &mut self,
         b: &mut B,
         frames: &mut Vec<Frame>,
@@ -366,7 +384,14 @@ impl<'a> Parser<'a> {
         } else {
             None
         };
+        let b_raw: *mut B = b;
         'value: loop {
+            // For a short input the builder's address is made opaque on every round: LLVM otherwise computes the
+            // addresses of the builder's fields the loop uses once, before it, and keeps them in ~60 stack slots,
+            // a fixed cost of 8 ns per call (decoding `1`: 49 -> 41 ns; a 65-byte object 117 -> 108 ns, OTP 29).
+            // A long input gains from the hoisting (citm_catalog 3% faster with it).
+            // SAFETY: `b_raw` is `b`, used only through this reborrow.
+            let b = unsafe { &mut *if SHORT { opaque(b_raw) } else { b_raw } };
             let mut v = if let Some(v) = resumed.take() {
                 v
             } else {

@@ -243,6 +243,47 @@ fn parses_values() {
     );
 }
 
+/// Short inputs and long ones are parsed by two instances of the parse loop (`SHORT_INPUT`): the same document
+/// just under and just over the limit, and its errors, come out the same.
+#[test]
+fn short_and_long_inputs_parse_alike() {
+    let item = br#"{"k": [1, -2.5, "a\nb", true, null], "\u00e9": {"x": "y"}}"#;
+    for target in [
+        SHORT_INPUT - 200,
+        SHORT_INPUT - 1,
+        SHORT_INPUT,
+        SHORT_INPUT + 1,
+        SHORT_INPUT + 200,
+    ] {
+        let mut doc = b"[".to_vec();
+        doc.extend(item);
+        // Items while one more and the closing bracket fit, then spaces up to the target length.
+        while doc.len() + 1 + item.len() + 1 <= target {
+            doc.push(b',');
+            doc.extend(item);
+        }
+        doc.resize(target - 1, b' ');
+        doc.push(b']');
+        assert_eq!(doc.len(), target);
+        let Value::Array(items) = parse_str(&doc).unwrap() else {
+            panic!("an array")
+        };
+        let one = parse_str(item).unwrap();
+        assert!(
+            items.len() > 10 && items.iter().all(|v| *v == one),
+            "{target} bytes"
+        );
+        // An error near the end, at its position.
+        let mut bad = doc.clone();
+        bad[target - 3] = b'x';
+        assert_eq!(
+            parse_str(&bad),
+            Err(ParseError::UnexpectedByte(target - 3)),
+            "{target} bytes"
+        );
+    }
+}
+
 #[test]
 fn numbers() {
     use Value::*;
