@@ -258,7 +258,7 @@ fn short_and_long_inputs_parse_alike() {
         let mut doc = b"[".to_vec();
         doc.extend(item);
         // Items while one more and the closing bracket fit, then spaces up to the target length.
-        while doc.len() + 1 + item.len() + 1 <= target {
+        while doc.len() + 1 + item.len() < target {
             doc.push(b',');
             doc.extend(item);
         }
