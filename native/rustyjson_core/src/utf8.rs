@@ -67,6 +67,30 @@ mod sse2 {
     }
 }
 
+/// (a bit per `"`, `\\` or control byte, a bit per byte >= 0x80) of the 16 bytes at `pos`, which must be in
+/// `input`.
+#[inline(always)]
+pub fn special_mask16(input: &[u8], pos: usize) -> (u32, u32) {
+    assert!(pos + 16 <= input.len());
+    #[cfg(target_arch = "x86_64")]
+    {
+        sse2::special_mask(input, pos)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        input[pos..pos + 16]
+            .iter()
+            .enumerate()
+            .fold((0, 0), |(special, high), (i, &b)| {
+                let is_special = b == b'"' || b == b'\\' || b < 0x20;
+                (
+                    special | (is_special as u32) << i,
+                    high | ((b >= 0x80) as u32) << i,
+                )
+            })
+    }
+}
+
 /// The first position at or after `pos` that is not JSON whitespace (space, tab, LF, CR).
 #[inline]
 pub fn skip_ws(input: &[u8], mut pos: usize) -> usize {
