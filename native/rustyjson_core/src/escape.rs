@@ -284,12 +284,12 @@ fn write_json_string_bounded<S: Storage>(
     Some(Ok(()))
 }
 
-/// Copies `s[from..to]` to `base + at` and returns the position after it: as [`copy_run`] does, without the
-/// buffer.
+/// Copies `s[from..to]` to `base + at` and returns the position after it. A run of up to 32 bytes is copied in
+/// one or two blocks, not through a `memcpy` call: 16 bytes at once when they are readable (the bytes past the
+/// run are written over next), else two overlapping loads of its first and last bytes.
 ///
 /// # Safety
-/// 32 bytes (16 past the run's end, for a short run) must be writable at `base + at`, or the run's length
-/// when it is longer.
+/// 16 bytes, or the run's length when it is longer, must be writable at `base + at`.
 #[inline(always)]
 unsafe fn copy_run_at(base: *mut u8, at: usize, s: &[u8], from: usize, to: usize) -> usize {
     let len = to - from;
@@ -334,28 +334,14 @@ fn write_json_string_long<S: Storage>(out: &mut Buffer<S>, s: &[u8]) -> Result<(
     Ok(())
 }
 
-/// Appends `s[from..to]`; a run of up to 32 bytes is copied in one or two blocks, not through a `memcpy` call:
-/// 16 bytes at once when they are readable (the bytes past the run are written over next), else two
-/// overlapping loads of its first and last bytes.
+/// Appends `s[from..to]` (see [`copy_run_at`]).
 #[inline(always)]
 fn copy_run<S: Storage>(out: &mut Buffer<S>, s: &[u8], from: usize, to: usize) {
-    let len = to - from;
-    if len <= 16 && from + 16 <= s.len() {
-        out.reserve(16);
-        // SAFETY: 16 bytes are readable at `from` (checked) and reserved at the tail; `len` of them are kept.
-        unsafe {
-            std::ptr::copy_nonoverlapping(s.as_ptr().add(from), out.tail_ptr(), 16);
-            out.advance(len);
-        }
-    } else if len <= 32 {
-        out.reserve(32);
-        // SAFETY: `from..to` is in `s`; 32 bytes are reserved at the tail.
-        unsafe {
-            copy_short(s.as_ptr().add(from), out.tail_ptr(), len);
-            out.advance(len);
-        }
-    } else {
-        out.extend(&s[from..to]);
+    out.reserve((to - from).max(16));
+    // SAFETY: 16 bytes, or the run's length when it is longer, are reserved at the tail.
+    unsafe {
+        let end = copy_run_at(out.tail_ptr(), 0, s, from, to);
+        out.advance(end);
     }
 }
 
