@@ -17,13 +17,15 @@
 
 use super::{bits, boxed, is_boxed, T};
 use rustler::sys::{
-    enif_alloc_env, enif_free_env, enif_get_double, enif_get_map_size, enif_get_map_value,
-    enif_inspect_binary, enif_is_identical, enif_make_double, enif_make_int64,
-    enif_make_map_from_arrays, enif_make_sub_binary, enif_make_tuple_from_array, ErlNifBinary,
-    ErlNifEnv,
+    enif_get_double, enif_get_map_size, enif_get_map_value, enif_inspect_binary, enif_is_identical,
+    enif_make_double, enif_make_int64, enif_make_map_from_arrays, enif_make_sub_binary,
+    enif_make_tuple_from_array, ErlNifBinary, ErlNifEnv,
 };
 use std::cell::Cell;
 use std::mem::MaybeUninit;
+
+mod env_heap;
+pub use env_heap::EnvHeap;
 
 /// Heap binaries are written for byte sizes up to this (at most eight data words: the VM's own limit for a
 /// binary on the process heap, so larger ones are never asked of this layout).
@@ -53,22 +55,6 @@ pub struct Writes {
     block_fills: Vec<T>,
     /// Where the calling environment keeps its heap top and limit, when blocks are taken from it directly.
     pub env_heap: Option<EnvHeap>,
-}
-
-/// The words of an `ErlNifEnv` that hold its heap top and limit (erl_nif's own bump allocation: a term of `n`
-/// words goes at the top when `top + n <= limit`), learned from where the VM's own allocations go.
-#[derive(Clone, Copy)]
-pub struct EnvHeap {
-    top: usize,
-    limit: usize,
-}
-
-impl EnvHeap {
-    #[inline(always)]
-    unsafe fn words(self, env: *mut ErlNifEnv) -> (*mut *mut usize, *mut *mut usize) {
-        let w = env as *mut *mut usize;
-        (w.add(self.top), w.add(self.limit))
-    }
 }
 
 /// Memory for the terms of one call, taken from the VM a block at a time and handed out word by word: a bump
@@ -312,7 +298,7 @@ impl Writes {
         }
         // An immediate ([`super::Primary`] checked it is not boxed) to fill fresh blocks with.
         w.block_fills = vec![enif_make_int64(env, 0); BLOCK_MAX];
-        w.env_heap = learn_env_heap(env, &w);
+        w.env_heap = env_heap::learn(env, &w);
         w.heap_binaries = learn_heap_binaries(env, &w);
         w.flat_maps = learn_flat_maps(env, &w);
         w.floats = learn_floats(env, &w);
@@ -390,94 +376,6 @@ unsafe fn learn_tuple_header(env: *mut ErlNifEnv, w: &Writes) -> Option<(usize, 
     }
     w.seal(env, &arena);
     w.tuple_header
-}
-
-/// Which words of an environment are its heap top and limit. Found in an environment of its own
-/// (`enif_alloc_env`: its heap is fragments of what is asked and a little more), where a tuple that fills the room
-/// between the pair exactly lands at the top and moves it to the limit, and the next tuple goes elsewhere (a new
-/// fragment, which the pair then holds). Checked in the caller's: a tuple lands at the top and moves it past
-/// itself; a block taken by moving the top is where the VM's next allocation goes after, and a block given back
-/// is where it goes again.
-unsafe fn learn_env_heap(env: *mut ErlNifEnv, w: &Writes) -> Option<EnvHeap> {
-    let own = enif_alloc_env();
-    if own.is_null() {
-        return None;
-    }
-    let found = find_env_heap(own, w);
-    enif_free_env(own);
-    let heap = found?;
-    check_env_heap(env, w, heap).then_some(heap)
-}
-
-/// A tuple of `n` immediates the VM makes in `env`, as the address of its words.
-unsafe fn vm_tuple(env: *mut ErlNifEnv, w: &Writes, n: usize) -> *mut usize {
-    boxed(
-        enif_make_tuple_from_array(env, w.block_fills.as_ptr(), n as u32),
-        w.boxed_tag,
-    )
-}
-
-unsafe fn find_env_heap(env: *mut ErlNifEnv, w: &Writes) -> Option<EnvHeap> {
-    // The candidates: pairs of adjacent words among the first eight (erl_nif's own struct starts with a handful
-    // of pointers; the heap's top and limit have been its third and fourth).
-    const WORDS: usize = 8;
-    // The environment's first fragment.
-    let _ = vm_tuple(env, w, 1);
-    (0..WORDS - 1)
-        .map(|i| EnvHeap {
-            top: i,
-            limit: i + 1,
-        })
-        .find(|&heap| {
-            let (top, limit) = heap.words(env);
-            let (t0, l0) = (*top, *limit);
-            let room = (l0 as usize).wrapping_sub(t0 as usize) / 8;
-            if t0.is_null() || !(t0 as usize).is_multiple_of(8) || !(4..=BLOCK_MAX).contains(&room)
-            {
-                return false;
-            }
-            if vm_tuple(env, w, room - 1) != t0 || *top != l0 {
-                return false;
-            }
-            let next = vm_tuple(env, w, 1);
-            next != l0 && *top == next.add(2) && *limit >= *top
-        })
-}
-
-unsafe fn check_env_heap(env: *mut ErlNifEnv, w: &Writes, heap: EnvHeap) -> bool {
-    let (top, limit) = heap.words(env);
-    // Whether the room between the words now is at least `words`.
-    let fits = |top: *mut *mut usize, words: usize| {
-        (*limit as usize).wrapping_sub(*top as usize) >= words * 8
-    };
-    for _ in 0..4 {
-        let (before, room) = (*top, fits(top, 2));
-        let p = vm_tuple(env, w, 1);
-        if *top != p.add(2) || *limit < *top || (room && p != before) {
-            return false;
-        }
-        // Room for four words (else the next round's tuple makes a fragment that has it).
-        if !fits(top, 4) {
-            continue;
-        }
-        let taken = *top;
-        *top = taken.add(2);
-        if vm_tuple(env, w, 1) != taken.add(2) {
-            return false;
-        }
-        let back = *top;
-        *top = back.sub(2);
-        if vm_tuple(env, w, 1) != back.sub(2) || *top != back {
-            return false;
-        }
-        // The words taken are a valid term again.
-        let Some((base, step)) = w.tuple_header else {
-            return false;
-        };
-        *taken = base + step;
-        *taken.add(1) = bits(w.block_fills[0]);
-    }
-    true
 }
 
 unsafe fn learn_heap_binaries(env: *mut ErlNifEnv, w: &Writes) -> Option<HeapBinaries> {
