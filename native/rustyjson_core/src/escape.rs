@@ -192,9 +192,7 @@ fn write_escaped<S: Storage>(out: &mut Buffer<S>, s: &[u8], mode: Mode) -> Resul
     Ok(())
 }
 
-/// [`write_string`] in the default mode, whose special bytes are the parser's (`"`, `\\`, control bytes): found
-/// 16 bytes a step, the text between them validated as one run (not character by character) and copied as one
-/// block when short. Escape-dense text (logs, user text: an escape every 10-20 bytes) is mostly such runs.
+/// [`write_string`] in the default mode, whose special bytes are the parser's (`"`, `\\`, control bytes).
 #[inline]
 fn write_json_string<S: Storage>(out: &mut Buffer<S>, s: &[u8]) -> Result<(), usize> {
     if (BOUNDED_MIN..=BOUNDED_MAX).contains(&s.len()) {
@@ -304,7 +302,9 @@ unsafe fn copy_run_at(base: *mut u8, at: usize, s: &[u8], from: usize, to: usize
     at + len
 }
 
-/// [`write_json_string`] for a long string: room reserved as the output grows.
+/// [`write_json_string`] for a long or short string: special bytes found 16 bytes a step, the text between them
+/// validated as one run (not character by character) and copied as one block when short, room reserved as the
+/// output grows.
 #[inline]
 fn write_json_string_long<S: Storage>(out: &mut Buffer<S>, s: &[u8]) -> Result<(), usize> {
     let n = s.len();

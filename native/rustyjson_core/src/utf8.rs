@@ -67,6 +67,12 @@ mod sse2 {
     }
 }
 
+/// Whether a string's byte `b` ends a run: `"`, `\\` or a control byte.
+#[inline(always)]
+fn is_special(b: u8) -> bool {
+    b == b'"' || b == b'\\' || b < 0x20
+}
+
 /// (a bit per `"`, `\\` or control byte, a bit per byte >= 0x80) of the 16 bytes at `pos`, which must be in
 /// `input`.
 #[inline(always)]
@@ -82,9 +88,8 @@ pub fn special_mask16(input: &[u8], pos: usize) -> (u32, u32) {
             .iter()
             .enumerate()
             .fold((0, 0), |(special, high), (i, &b)| {
-                let is_special = b == b'"' || b == b'\\' || b < 0x20;
                 (
-                    special | (is_special as u32) << i,
+                    special | (is_special(b) as u32) << i,
                     high | ((b >= 0x80) as u32) << i,
                 )
             })
@@ -120,7 +125,7 @@ pub fn skip_ws(input: &[u8], mut pos: usize) -> usize {
     pos
 }
 
-/// Like [`skip_plain`] but steps over non-ASCII bytes too: the first position at or after `pos` holding `"`,
+/// Steps over ASCII and non-ASCII text alike: the first position at or after `pos` holding `"`,
 /// `\` or a control byte (or `input.len()`), and whether any byte before it was non-ASCII.
 #[inline(always)]
 pub fn skip_to_special(input: &[u8], mut pos: usize) -> (usize, bool) {
@@ -168,7 +173,7 @@ fn skip_to_special_swar(input: &[u8], mut pos: usize) -> (usize, bool) {
     let mut h = high != 0;
     while pos < input.len() {
         let b = input[pos];
-        if b == b'"' || b == b'\\' || b < 0x20 {
+        if is_special(b) {
             break;
         }
         h |= b >= 0x80;

@@ -29,7 +29,7 @@ impl<V, K> Default for Stacks<V, K> {
 }
 
 impl<V, K> Stacks<V, K> {
-    /// The values and keys of the containers still open (after [`Progress::Paused`]).
+    /// The values and keys of the containers still open (after [`Progress::Paused`](super::Progress::Paused)).
     pub fn pending(&mut self) -> (&mut [V], &mut [K]) {
         (&mut self.values, &mut self.keys)
     }

@@ -97,7 +97,7 @@ fn run_detached<'a>(
     builder.defer_large = slice == Slice::Normal;
     // A message environment's heap is fragments that fit each allocation, so every block of the arena is a tuple
     // filled and written over: strings of 25-64 bytes copied there cost more than the VM's own sub-binaries
-    // (OTP 29 twitter +2%), where they are copies too.
+    // (OTP 29 twitter +1.5%), where they are copies too.
     builder.short_input = write::SHORT_INPUT_MAX;
     if let Some(tables) = state.intern.take() {
         builder.resume_intern(tables);

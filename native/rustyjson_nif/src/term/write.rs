@@ -162,8 +162,9 @@ impl Writes {
         p
     }
 
-    /// Leaves the unused rest of `arena`'s block a tuple of the immediates it holds, a valid term like the
-    /// ones written before it. Runs before the call that owns the arena returns.
+    /// Gives the unused rest of `arena`'s block back to the environment's heap when nothing was allocated after
+    /// it, else leaves it a tuple of immediates, a valid term like the ones written before it. Runs before the
+    /// call that owns the arena returns.
     pub unsafe fn seal(&self, env: *mut ErlNifEnv, arena: &Arena) {
         let (next, end) = (arena.next.get(), arena.end.get());
         if let Some(heap) = self.env_heap {

@@ -73,6 +73,9 @@ unsafe fn find_env_heap(env: *mut ErlNifEnv, w: &Writes) -> Option<EnvHeap> {
 }
 
 unsafe fn check_env_heap(env: *mut ErlNifEnv, w: &Writes, heap: EnvHeap) -> bool {
+    let Some((base, step)) = w.tuple_header else {
+        return false;
+    };
     let (top, limit) = heap.words(env);
     // Whether the room between the words now is at least `words`.
     let fits = |top: *mut *mut usize, words: usize| {
@@ -90,6 +93,9 @@ unsafe fn check_env_heap(env: *mut ErlNifEnv, w: &Writes, heap: EnvHeap) -> bool
         }
         let taken = *top;
         *top = taken.add(2);
+        // The words taken are a term (a 1-tuple) whatever the checks find.
+        *taken = base + step;
+        *taken.add(1) = bits(w.block_fills[0]);
         if vm_tuple(env, w, 1) != taken.add(2) {
             return false;
         }
@@ -98,12 +104,6 @@ unsafe fn check_env_heap(env: *mut ErlNifEnv, w: &Writes, heap: EnvHeap) -> bool
         if vm_tuple(env, w, 1) != back.sub(2) || *top != back {
             return false;
         }
-        // The words taken are a valid term again.
-        let Some((base, step)) = w.tuple_header else {
-            return false;
-        };
-        *taken = base + step;
-        *taken.add(1) = bits(w.block_fills[0]);
     }
     true
 }
