@@ -116,6 +116,23 @@ pub trait Builder {
     fn defer_build(&mut self, _len: usize, _object: bool) -> bool {
         false
     }
+    /// How far past [`parse_some`]'s limit a string may run and still be scanned in this call: a longer one
+    /// (a value or a key) pauses the parse before its opening quote ([`Progress::Paused`], after
+    /// [`Builder::string_deferred`]), so a NIF on a normal scheduler can move it to a dirty one (unescaping 50 MB
+    /// takes tens of milliseconds in one piece). Read once per call; no limit by default.
+    #[inline(always)]
+    fn string_scan_limit(&self) -> usize {
+        usize::MAX
+    }
+    /// The parse paused before a string longer than [`Builder::string_scan_limit`] allows.
+    #[inline(always)]
+    fn string_deferred(&mut self) {}
+    /// A stand-in for a key [`Builder::key`] refused: it waits on the key stack until the refusal is reported
+    /// (after the pair's value and the `,` or `}` after it, as Jason converts keys), and no object is built with
+    /// it. Only builders that refuse keys are asked.
+    fn refused_key(&mut self) -> Self::K {
+        unreachable!("this builder refuses no key")
+    }
     /// The limits for this parse (read once per [`parse_some`] call).
     #[inline(always)]
     fn limits(&self) -> Limits {
@@ -147,11 +164,17 @@ pub enum ParseError {
     UnexpectedEnd(usize),
     /// An invalid token: bytes `start..end` of the input.
     Token { start: usize, end: usize },
-    /// The builder refused the object key at bytes `start..end` of the input (the quotes excluded).
+    /// The builder refused the object key at bytes `start..end` of the input (the quotes excluded). Reported
+    /// where Jason converts the key: at the `,` or `}` after its value, so an error inside the value, or a value
+    /// not followed by either, is reported instead.
     Key { start: usize, end: usize },
     /// A repeated object key (with [`Limits::duplicate_keys_error`]): bytes `start..end` of the input are the
     /// key as written, quotes included.
     DuplicateKey { start: usize, end: usize },
+    /// Internal: the string whose opening quote is here runs past [`Builder::string_scan_limit`]. Never
+    /// returned by the public functions, which pause before the string instead.
+    #[doc(hidden)]
+    LongString(usize),
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -255,17 +278,13 @@ fn parse_from<B: Builder>(
     one_value: bool,
 ) -> Result<Progress<B::V>, ParseError> {
     let limits = builder.limits();
-    let mut p = Parser {
-        input,
-        pos: *pos,
-        scratch: std::mem::take(&mut stacks.scratch),
-        max_depth: limits.max_depth,
-        integer_bytes: limits.integer_bytes,
-        // Integers of up to this many digits take the fast path, which has no length check: fewer when the limit
-        // is below 19 bytes, so that every integer the limit may refuse goes through the check.
-        fast_int_digits: limits.integer_bytes.saturating_sub(1).min(18) as u32,
-        one_value,
-    };
+    let mut p = Parser::new(input, *pos, limits, one_value);
+    p.scratch = std::mem::take(&mut stacks.scratch);
+    p.refused = stacks.refused.take();
+    p.at_key = std::mem::take(&mut stacks.at_key);
+    if limit != usize::MAX {
+        p.string_end = limit.saturating_add(builder.string_scan_limit()).min(input.len());
+    }
     let s = &mut *stacks;
     // Keys' positions are recorded only when duplicate keys are errors: another instance of the parse loop, so
     // the usual one does no work for them.
@@ -290,9 +309,17 @@ fn parse_from<B: Builder>(
         run!(false, false)
     };
     stacks.scratch = p.scratch;
+    stacks.refused = p.refused;
     *pos = p.pos;
     match result {
         Ok(None) => Ok(Progress::Paused),
+        Err(ParseError::LongString(quote)) => {
+            // Paused before the string (a value, or a key when `at_key`): the next call scans it whole.
+            *pos = quote;
+            stacks.at_key = p.at_key;
+            builder.string_deferred();
+            Ok(Progress::Paused)
+        }
         result => {
             // Release what a big document grew at once, rather than hold it until the next parse (the next one
             // empties the stacks before it starts).
@@ -314,6 +341,40 @@ struct Parser<'a> {
     fast_int_digits: u32,
     /// Stop right after the top-level value ([`parse_value`]) rather than require the end of the input.
     one_value: bool,
+    /// Strings are scanned up to here in this call ([`Builder::string_scan_limit`]); one running further is a
+    /// [`ParseError::LongString`].
+    string_end: usize,
+    /// A key the builder refused, reported at the `,` or `}` after its value (`keys.rs`).
+    refused: Option<RefusedKey>,
+    /// The parse continues with an object key (it paused before a long one), not a value.
+    at_key: bool,
+}
+
+/// A key the builder refused: its bytes in the input (quotes excluded) and its index on the key stack.
+#[derive(Clone, Copy)]
+pub(crate) struct RefusedKey {
+    start: usize,
+    end: usize,
+    index: usize,
+}
+
+impl<'a> Parser<'a> {
+    fn new(input: &'a [u8], pos: usize, limits: Limits, one_value: bool) -> Self {
+        Parser {
+            input,
+            pos,
+            scratch: Vec::new(),
+            max_depth: limits.max_depth,
+            integer_bytes: limits.integer_bytes,
+            // Integers of up to this many digits take the fast path, which has no length check: fewer when the
+            // limit is below 19 bytes, so that every integer the limit may refuse goes through the check.
+            fast_int_digits: limits.integer_bytes.saturating_sub(1).min(18) as u32,
+            one_value,
+            string_end: input.len(),
+            refused: None,
+            at_key: false,
+        }
+    }
 }
 
 #[inline(always)]
@@ -384,6 +445,14 @@ impl<'a> Parser<'a> {
         } else {
             None
         };
+        if std::mem::take(&mut self.at_key) {
+            // Paused before a long key: it comes first.
+            let c = self.next_byte()?;
+            self.object_key(b, keys, c)?;
+            if self.pos > limit {
+                return Ok(None);
+            }
+        }
         let b_raw: *mut B = b;
         'value: loop {
             // For a short input the builder's address is made opaque on every round: LLVM otherwise computes the
@@ -509,6 +578,7 @@ impl<'a> Parser<'a> {
                         }
                     }
                     (Kind::Object, b',') => {
+                        self.report_refused_key(keys.len())?;
                         self.pos += 1;
                         values.push(v);
                         let c = self.next_byte()?;
@@ -541,6 +611,7 @@ impl<'a> Parser<'a> {
                         }
                     }
                     (Kind::Object, b'}') => {
+                        self.report_refused_key(keys.len())?;
                         let start = frame.values_start;
                         let kstart = frame.keys_start;
                         let len = keys.len() - kstart;
@@ -615,5 +686,6 @@ mod strings;
 
 pub use expected_key::ExpectedKey;
 pub use stacks::Stacks;
+pub use strings::string_at;
 #[cfg(test)]
 mod tests;

@@ -69,6 +69,11 @@ const KEY_POSITIONS: u32 = 1 << 8;
 /// same-shaped objects -12%; below it the cache's setup costs more than it saves (+50 ns on a 65-byte object).
 const INTERN_FROM: usize = 512;
 
+/// On a normal scheduler a string may run this far past a slice's end and still be scanned in it; a longer one
+/// is scanned on a dirty scheduler (`Builder::string_scan_limit`): 160 KiB of escape-dense text, the slowest to
+/// unescape, take about 0.3 ms.
+const STRING_SCAN: usize = 128 * 1024;
+
 /// The flags and limits in a decode's options term (the defaults for a term that is neither form).
 #[inline(always)]
 fn options(reads: &term::read::Reads, opts: Term) -> (u32, Limits) {
@@ -206,8 +211,6 @@ struct TermBuilder<'a> {
     true_: T,
     false_: T,
     cache: KeyCache<T>,
-    /// The key `keys: :atoms`/`:atoms!` could not turn into an atom.
-    failed_key: Option<Vec<u8>>,
     /// Scratch for tuples of ordered objects.
     pairs: Vec<T>,
     /// Scratch for the key terms of large objects.

@@ -59,16 +59,44 @@ impl Parser<'_> {
             return Err(ParseError::UnexpectedByte(self.pos));
         }
         let key_start = self.pos + 1;
-        let span = self.string()?;
+        let span = match self.string() {
+            Ok(span) => span,
+            Err(e) => {
+                // A long key: the parse resumes with it.
+                self.at_key = matches!(e, ParseError::LongString(_));
+                return Err(e);
+            }
+        };
         let key_end = self.pos - 1;
         let s = self.str_of(span);
-        let k = b.key(s).map_err(|()| ParseError::Key {
-            start: key_start,
-            end: key_end,
-        })?;
+        let k = match b.key(s) {
+            Ok(k) => k,
+            Err(()) => self.refuse_key(b, key_start, key_end, keys.len()),
+        };
         self.colon()?;
         keys.push(k);
         Ok(())
+    }
+
+    /// Remembers a refused key (bytes `start..end`, to be the key stack's entry `index`) and gives its stand-in.
+    /// Jason converts a key after its value and the `,` or `}` that follows: only then is the refusal reported,
+    /// so an error before that point comes first. A refusal inside the value of another refused key's pair
+    /// replaces it, as it is reported first.
+    #[cold]
+    fn refuse_key<B: Builder>(&mut self, b: &mut B, start: usize, end: usize, index: usize) -> B::K {
+        self.refused = Some(RefusedKey { start, end, index });
+        b.refused_key()
+    }
+
+    /// At the `,` or `}` after an object's value (`keys` entries on the key stack): the refusal of that pair's key.
+    #[inline(always)]
+    pub(super) fn report_refused_key(&self, keys: usize) -> Result<(), ParseError> {
+        match self.refused {
+            Some(RefusedKey { start, end, index }) if index + 1 == keys => {
+                Err(ParseError::Key { start, end })
+            }
+            _ => Ok(()),
+        }
     }
 
     /// The `:` after a key, past any whitespace.

@@ -1,6 +1,6 @@
 //! The parser's working storage: the open containers and the values and keys built so far.
 
-use super::Frame;
+use super::{Frame, RefusedKey};
 
 /// The parser's working storage, reusable across parses (a caller may keep one per thread to save the
 /// allocations on small documents).
@@ -13,6 +13,10 @@ pub struct Stacks<V, K> {
     pub(super) scratch: Vec<u8>,
     /// Paused right after a value, which is the last of `values`.
     pub(super) held: bool,
+    /// Paused before an object key (a long one), not a value.
+    pub(super) at_key: bool,
+    /// A refused key not yet reported.
+    pub(super) refused: Option<RefusedKey>,
 }
 
 impl<V, K> Default for Stacks<V, K> {
@@ -24,6 +28,8 @@ impl<V, K> Default for Stacks<V, K> {
             key_starts: Vec::new(),
             scratch: Vec::new(),
             held: false,
+            at_key: false,
+            refused: None,
         }
     }
 }
@@ -38,6 +44,8 @@ impl<V, K> Stacks<V, K> {
     #[inline(always)]
     pub(super) fn clear(&mut self) {
         self.held = false;
+        self.at_key = false;
+        self.refused = None;
         self.frames.clear();
         self.values.clear();
         self.keys.clear();

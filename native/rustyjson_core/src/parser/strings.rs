@@ -8,10 +8,12 @@ impl Parser<'_> {
     #[inline(always)]
     pub(super) fn string(&mut self) -> Result<Span, ParseError> {
         let input = self.input;
-        let start = self.pos + 1;
-        let (pos, high) = utf8::skip_to_special(input, start);
+        let quote = self.pos;
+        let start = quote + 1;
+        // Scanned no further than `string_end` (the whole input but in a normal scheduler's slices).
+        let (pos, high) = utf8::skip_to_special(&input[..self.string_end], start);
         if high {
-            validate_utf8(input, start, pos)?;
+            self.validate_run(quote, start, pos)?;
         }
         match input.get(pos) {
             Some(b'"') => {
@@ -20,25 +22,56 @@ impl Parser<'_> {
             }
             Some(b'\\') => {
                 self.pos = pos;
-                self.string_escaped(start)
+                self.string_escaped(quote, start)
             }
-            Some(_) => Err(ParseError::UnexpectedByte(pos)),
-            None => Err(ParseError::UnexpectedEnd(input.len())),
+            _ => Err(self.unexpected_in_string(quote, pos)),
         }
+    }
+
+    /// Where a string's scan stopped at neither a quote nor a backslash: a control byte, the input's end, or
+    /// the scan's own end (`string_end`: the string is long).
+    #[cold]
+    fn unexpected_in_string(&self, quote: usize, pos: usize) -> ParseError {
+        if self.cut_at(pos) {
+            ParseError::LongString(quote)
+        } else {
+            self.err_at(pos)
+        }
+    }
+
+    /// Whether a scan that stopped at `pos` stopped at (or, after an escape, past) `string_end` rather than at a
+    /// byte it looked at.
+    #[inline(always)]
+    fn cut_at(&self, pos: usize) -> bool {
+        pos >= self.string_end && pos < self.input.len()
+    }
+
+    /// Validates the UTF-8 of `input[start..end]` (a run of the string opened at `quote`); a sequence cut by the
+    /// scan's end is no error: the string is long, and is scanned whole later.
+    #[inline]
+    fn validate_run(&self, quote: usize, start: usize, end: usize) -> Result<(), ParseError> {
+        validate_utf8(self.input, start, end).map_err(|e| {
+            if self.cut_at(end) {
+                ParseError::LongString(quote)
+            } else {
+                e
+            }
+        })
     }
 
     /// The slow path: a string with escapes, unescaped into `scratch`. `pos` is at the first backslash.
     #[cold]
-    fn string_escaped(&mut self, start: usize) -> Result<Span, ParseError> {
+    fn string_escaped(&mut self, quote: usize, start: usize) -> Result<Span, ParseError> {
         let input = self.input;
+        let scan = &input[..self.string_end];
         self.scratch.clear();
         self.scratch.extend_from_slice(&input[start..self.pos]);
         let mut pos = self.pos;
         loop {
             let run = pos;
-            let (end, high) = utf8::skip_to_special(input, pos);
+            let (end, high) = utf8::skip_to_special(scan, pos);
             if high {
-                validate_utf8(input, run, end)?;
+                self.validate_run(quote, run, end)?;
             }
             pos = end;
             push_run(&mut self.scratch, input, run, pos);
@@ -47,9 +80,8 @@ impl Parser<'_> {
                     self.pos = pos + 1;
                     return Ok(Span::Scratch(0, self.scratch.len()));
                 }
-                Some(b'\\') => pos = self.escape(pos)?,
-                Some(_) => return Err(ParseError::UnexpectedByte(pos)),
-                None => return Err(ParseError::UnexpectedEnd(input.len())),
+                Some(b'\\') if pos < self.string_end => pos = self.escape(pos)?,
+                _ => return Err(self.unexpected_in_string(quote, pos)),
             }
         }
     }
@@ -125,6 +157,17 @@ impl Parser<'_> {
         self.scratch.push(simple);
         Ok(at + 2)
     }
+}
+
+/// The bytes of the string token whose opening quote is `input[quote]`, unescaped, or `None` if no valid string
+/// starts there (a key the parser reported by its position, say).
+pub fn string_at(input: &[u8], quote: usize) -> Option<Vec<u8>> {
+    if input.get(quote) != Some(&b'"') {
+        return None;
+    }
+    let mut p = Parser::new(input, quote, Limits::default(), true);
+    let span = p.string().ok()?;
+    Some(p.str_of(span).bytes().to_vec())
 }
 
 /// Checks that `input[start..end]` (string content without quotes, backslashes or control bytes) is UTF-8.

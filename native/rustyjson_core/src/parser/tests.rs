@@ -124,6 +124,9 @@ struct Tree {
     limits: Limits,
     /// The key starts `object_with_starts` was given, per object in closing order.
     starts: Vec<Vec<usize>>,
+    /// `string_scan_limit`, and how many times the parse paused before a long string.
+    string_scan: Option<usize>,
+    strings_deferred: usize,
 }
 
 impl Tree {
@@ -163,6 +166,15 @@ impl Builder for Tree {
             return Err(());
         }
         Ok(self.string(s))
+    }
+    fn refused_key(&mut self) -> usize {
+        usize::MAX
+    }
+    fn string_scan_limit(&self) -> usize {
+        self.string_scan.unwrap_or(usize::MAX)
+    }
+    fn string_deferred(&mut self) {
+        self.strings_deferred += 1;
     }
     fn array(&mut self, items: &[usize]) -> usize {
         let v = Value::Array(items.iter().map(|&i| self.arena[i].clone()).collect());
@@ -623,7 +635,9 @@ fn mutated_documents_never_panic() {
             Err(ParseError::UnexpectedByte(p)) => assert!(p < doc.len()),
             Err(ParseError::UnexpectedEnd(p)) => assert_eq!(p, doc.len()),
             Err(ParseError::Token { start, end }) => assert!(start < end && end <= doc.len()),
-            Err(ParseError::Key { .. }) | Err(ParseError::DuplicateKey { .. }) => unreachable!(),
+            Err(ParseError::Key { .. } | ParseError::DuplicateKey { .. } | ParseError::LongString(_)) => {
+                unreachable!()
+            }
         }
     }
 }
@@ -645,3 +659,5 @@ fn deep_nesting_does_not_recurse() {
 }
 
 mod limits;
+mod long_strings;
+mod refused_keys;

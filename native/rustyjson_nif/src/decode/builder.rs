@@ -54,7 +54,6 @@ impl<'a> TermBuilder<'a> {
             true_: atoms::true_().as_c_arg(),
             false_: atoms::false_().as_c_arg(),
             cache: KeyCache::new(),
-            failed_key: None,
             pairs: Vec::new(),
             key_terms: Vec::new(),
             // Only the first `shape_len` are ever read: left unwritten, a small decode does not pay for 768 bytes.
@@ -167,7 +166,6 @@ impl<'a> TermBuilder<'a> {
                 }
             });
         }
-        self.failed_key = None;
         // Scratch a large object grew is not kept for the next call on this thread.
         if self.pairs.capacity() > SCRATCH_KEEP {
             self.pairs = Vec::new();
@@ -209,16 +207,17 @@ impl<'a> TermBuilder<'a> {
         let env = self.rust_env;
         let term = match parsed {
             Ok(term) => return term,
-            Err(ParseError::UnexpectedByte(pos)) | Err(ParseError::UnexpectedEnd(pos)) => {
-                (atoms::error(), pos).encode(env)
-            }
+            Err(ParseError::UnexpectedByte(pos))
+            | Err(ParseError::UnexpectedEnd(pos))
+            | Err(ParseError::LongString(pos)) => (atoms::error(), pos).encode(env),
             Err(ParseError::Token { start, end })
             | Err(ParseError::DuplicateKey { start, end }) => {
                 let token = unsafe { Term::new(env, self.copy_binary(&bytes[start..end])) };
                 (atoms::error(), (start, token)).encode(env)
             }
-            Err(ParseError::Key { .. }) => {
-                let key = self.failed_key.take().unwrap_or_default();
+            Err(ParseError::Key { start, .. }) => {
+                // The key as decoded, from its token (the refusal may date from an earlier slice).
+                let key = parser::string_at(bytes, start - 1).unwrap_or_default();
                 let key = unsafe { Term::new(env, self.copy_binary(&key)) };
                 let tag = if self.keys == KEYS_EXISTING_ATOMS {
                     atoms::existing_atom()
@@ -408,10 +407,7 @@ impl<'a> Builder for TermBuilder<'a> {
                         ptr: std::ptr::null(),
                         len: 0,
                     }),
-                    None => {
-                        self.failed_key = Some(s.bytes().to_vec());
-                        Err(())
-                    }
+                    None => Err(()),
                 }
             }
             (_, s) => Ok(self.copy_key(s.bytes())),
@@ -429,6 +425,24 @@ impl<'a> Builder for TermBuilder<'a> {
                 n => enif_make_list_from_array(self.env, items.as_ptr(), n as u32),
             }
         }
+    }
+    fn refused_key(&mut self) -> Key {
+        Key {
+            term: self.nil,
+            ptr: std::ptr::null(),
+            len: 0,
+        }
+    }
+    #[inline(always)]
+    fn string_scan_limit(&self) -> usize {
+        if self.defer_large {
+            STRING_SCAN
+        } else {
+            usize::MAX
+        }
+    }
+    fn string_deferred(&mut self) {
+        self.deferred = true;
     }
     #[inline(always)]
     fn defer_build(&mut self, len: usize, object: bool) -> bool {
