@@ -185,7 +185,7 @@ pub fn check_parse(data: &[u8]) {
         Err(ParseError::DuplicateKey { .. }) => {
             unreachable!("repeated keys are allowed by default")
         }
-        Err(ParseError::LongString(_)) => unreachable!("parse pauses before long strings"),
+        Err(ParseError::LongToken(_)) => unreachable!("parse pauses before long strings"),
     }
     if comparable_with_serde(data) {
         let theirs = serde_json::from_slice::<serde_json::Value>(data);

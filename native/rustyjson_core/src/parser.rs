@@ -37,6 +37,11 @@ impl Default for Limits {
 /// [`Builder::defer_build`] before they are built.
 pub const LARGE_CONTAINER: usize = 2048;
 
+/// Integer tokens of more bytes than this are converted in a call of their own when the builder limits string
+/// scans ([`Builder::string_scan_limit`]): the conversion takes time quadratic in the length (10,000 digits about
+/// 0.1 ms in the NIF, 30,000 about 1 ms).
+pub const LONG_INTEGER: usize = 10_000;
+
 /// Where a string's bytes are: a slice of the input (no escapes) or unescaped bytes in a scratch buffer.
 #[derive(Clone, Copy, Debug)]
 pub enum Str<'a> {
@@ -124,7 +129,8 @@ pub trait Builder {
     fn string_scan_limit(&self) -> usize {
         usize::MAX
     }
-    /// The parse paused before a string longer than [`Builder::string_scan_limit`] allows.
+    /// The parse paused before a string longer than [`Builder::string_scan_limit`] allows, or an integer longer
+    /// than [`LONG_INTEGER`].
     #[inline(always)]
     fn string_deferred(&mut self) {}
     /// A stand-in for a key [`Builder::key`] refused: it waits on the key stack until the refusal is reported
@@ -171,10 +177,11 @@ pub enum ParseError {
     /// A repeated object key (with [`Limits::duplicate_keys_error`]): bytes `start..end` of the input are the
     /// key as written, quotes included.
     DuplicateKey { start: usize, end: usize },
-    /// Internal: the string whose opening quote is here runs past [`Builder::string_scan_limit`]. Never
-    /// returned by the public functions, which pause before the string instead.
+    /// Internal: the string whose opening quote is here runs past [`Builder::string_scan_limit`], or the
+    /// integer that starts here is longer than [`LONG_INTEGER`] while that limit is set. Never returned by the
+    /// public functions, which pause before the token instead.
     #[doc(hidden)]
-    LongString(usize),
+    LongToken(usize),
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -282,8 +289,10 @@ fn parse_from<B: Builder>(
     p.scratch = std::mem::take(&mut stacks.scratch);
     p.refused = stacks.refused.take();
     p.at_key = std::mem::take(&mut stacks.at_key);
-    if limit != usize::MAX {
-        p.string_end = limit.saturating_add(builder.string_scan_limit()).min(input.len());
+    let scan = builder.string_scan_limit();
+    if limit != usize::MAX && scan != usize::MAX {
+        p.string_end = limit.saturating_add(scan).min(input.len());
+        p.defers = true;
     }
     let s = &mut *stacks;
     // Keys' positions are recorded only when duplicate keys are errors: another instance of the parse loop, so
@@ -313,8 +322,8 @@ fn parse_from<B: Builder>(
     *pos = p.pos;
     match result {
         Ok(None) => Ok(Progress::Paused),
-        Err(ParseError::LongString(quote)) => {
-            // Paused before the string (a value, or a key when `at_key`): the next call scans it whole.
+        Err(ParseError::LongToken(quote)) => {
+            // Paused before the token (a value, or a key when `at_key`): the next call takes it whole.
             *pos = quote;
             stacks.at_key = p.at_key;
             builder.string_deferred();
@@ -342,8 +351,10 @@ struct Parser<'a> {
     /// Stop right after the top-level value ([`parse_value`]) rather than require the end of the input.
     one_value: bool,
     /// Strings are scanned up to here in this call ([`Builder::string_scan_limit`]); one running further is a
-    /// [`ParseError::LongString`].
+    /// [`ParseError::LongToken`].
     string_end: usize,
+    /// Long tokens pause the parse before them ([`Builder::string_scan_limit`] is set).
+    defers: bool,
     /// A key the builder refused, reported at the `,` or `}` after its value (`keys.rs`).
     refused: Option<RefusedKey>,
     /// The parse continues with an object key (it paused before a long one), not a value.
@@ -371,6 +382,7 @@ impl<'a> Parser<'a> {
             fast_int_digits: limits.integer_bytes.saturating_sub(1).min(18) as u32,
             one_value,
             string_end: input.len(),
+            defers: false,
             refused: None,
             at_key: false,
         }

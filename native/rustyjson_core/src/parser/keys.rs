@@ -63,7 +63,7 @@ impl Parser<'_> {
             Ok(span) => span,
             Err(e) => {
                 // A long key: the parse resumes with it.
-                self.at_key = matches!(e, ParseError::LongString(_));
+                self.at_key = matches!(e, ParseError::LongToken(_));
                 return Err(e);
             }
         };

@@ -114,6 +114,9 @@ impl Parser<'_> {
                     return Ok(b.int((w as i64).wrapping_neg()));
                 }
             }
+            if self.defers && text.len() > LONG_INTEGER {
+                return Err(ParseError::LongToken(start));
+            }
             Ok(b.big_int(text))
         }
     }

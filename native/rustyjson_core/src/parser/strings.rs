@@ -33,7 +33,7 @@ impl Parser<'_> {
     #[cold]
     fn unexpected_in_string(&self, quote: usize, pos: usize) -> ParseError {
         if self.cut_at(pos) {
-            ParseError::LongString(quote)
+            ParseError::LongToken(quote)
         } else {
             self.err_at(pos)
         }
@@ -52,7 +52,7 @@ impl Parser<'_> {
     fn validate_run(&self, quote: usize, start: usize, end: usize) -> Result<(), ParseError> {
         validate_utf8(self.input, start, end).map_err(|e| {
             if self.cut_at(end) {
-                ParseError::LongString(quote)
+                ParseError::LongToken(quote)
             } else {
                 e
             }

@@ -209,7 +209,7 @@ impl<'a> TermBuilder<'a> {
             Ok(term) => return term,
             Err(ParseError::UnexpectedByte(pos))
             | Err(ParseError::UnexpectedEnd(pos))
-            | Err(ParseError::LongString(pos)) => (atoms::error(), pos).encode(env),
+            | Err(ParseError::LongToken(pos)) => (atoms::error(), pos).encode(env),
             Err(ParseError::Token { start, end })
             | Err(ParseError::DuplicateKey { start, end }) => {
                 let token = unsafe { Term::new(env, self.copy_binary(&bytes[start..end])) };

@@ -112,3 +112,50 @@ fn string_at_unescapes_the_token_at_a_quote() {
     assert_eq!(string_at(doc, 0), None);
     assert_eq!(string_at(b"\"open", 0), None);
 }
+
+#[test]
+fn long_integers_are_deferred_like_long_strings() {
+    let digits = "7".repeat(LONG_INTEGER + 1);
+    let doc = format!("[1, {digits}, -{digits}, {{\"a\": {digits}}}, 2]");
+    let limits = Limits {
+        integer_bytes: 2 * LONG_INTEGER,
+        ..Limits::default()
+    };
+    let mut t = Tree {
+        limits,
+        ..Tree::default()
+    };
+    let whole = parse(doc.as_bytes(), &mut t).map(|v| t.arena[v].clone());
+    assert!(whole.is_ok());
+    let mut t = Tree {
+        limits,
+        string_scan: Some(1 << 20),
+        ..Tree::default()
+    };
+    let (mut stacks, mut pos, mut pauses) = (Stacks::default(), 0, Vec::new());
+    let result = loop {
+        let deferred = t.strings_deferred;
+        let limit = pos + 4;
+        match parse_some(doc.as_bytes(), &mut t, &mut stacks, &mut pos, limit).unwrap() {
+            Progress::Done(v) => break Ok(t.arena[v].clone()),
+            Progress::Paused if t.strings_deferred > deferred => {
+                pauses.push(pos);
+                t.string_scan = None;
+                let limit = pos;
+                let done = parse_some(doc.as_bytes(), &mut t, &mut stacks, &mut pos, limit);
+                if let Progress::Done(v) = done.unwrap() {
+                    break Ok(t.arena[v].clone());
+                }
+                t.string_scan = Some(1 << 20);
+            }
+            Progress::Paused => {}
+        }
+    };
+    assert_eq!(result, whole);
+    // Before each long integer (the minus sign included); the short ones are not deferred.
+    let starts: Vec<usize> = doc
+        .match_indices(&digits)
+        .map(|(i, _)| if doc.as_bytes()[i - 1] == b'-' { i - 1 } else { i })
+        .collect();
+    assert_eq!(pauses, starts);
+}
