@@ -20,7 +20,8 @@ defmodule RustyJson.Formatter do
           after_colon: iodata()
         ]
 
-  # Inputs larger than this are formatted on a dirty scheduler.
+  # Inputs larger than this are formatted on a dirty scheduler; below it, the NIF itself sends outputs of more than
+  # about a millisecond's writing there (`:dirty`): the work is the output's, and deep nesting makes long lines.
   @dirty_bytes 64 * 1024
 
   @doc """
@@ -56,16 +57,26 @@ defmodule RustyJson.Formatter do
   end
 
   @doc false
-  # Lays out `input` with the given binaries, on a dirty scheduler when it is large.
+  # Lays out `input` with the given binaries, on a dirty scheduler when the input or its output is large. Iodata is
+  # flattened first by the VM (`IO.iodata_to_binary/1` yields on long lists; the NIF's own flattening would not).
   @spec format(iodata(), binary(), binary(), binary(), binary()) :: binary()
-  def format(input, indent, line, record, colon) when is_binary(input) or is_list(input) do
-    if IO.iodata_length(input) > @dirty_bytes,
-      do: Native.format_dirty(input, indent, line, record, colon),
-      else: Native.format(input, indent, line, record, colon)
+  def format(input, indent, line, record, colon) when is_binary(input) do
+    with :dirty <- format_here(input, indent, line, record, colon) do
+      Native.format_dirty(input, indent, line, record, colon)
+    end
   end
+
+  def format(input, indent, line, record, colon) when is_list(input),
+    do: format(IO.iodata_to_binary(input), indent, line, record, colon)
 
   def format(input, _indent, _line, _record, _colon) do
     raise ArgumentError, "expected iodata, got: #{inspect(input)}"
+  end
+
+  defp format_here(input, indent, line, record, colon) do
+    if byte_size(input) > @dirty_bytes,
+      do: :dirty,
+      else: Native.format(input, indent, line, record, colon)
   end
 
   defp parse_opts([{option, value} | opts], indent, line, record, colon) do

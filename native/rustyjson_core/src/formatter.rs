@@ -48,17 +48,20 @@ impl Formatter {
         }
     }
 
-    fn newline(out: &mut Vec<u8>, layout: &Layout, depth: usize) {
+    fn newline<S: Sink>(out: &mut S, layout: &Layout, depth: usize) {
         out.extend_from_slice(layout.line);
         if !layout.indent.is_empty() {
-            for _ in 0..depth {
-                out.extend_from_slice(layout.indent);
-            }
+            out.repeat(layout.indent, depth);
         }
     }
 
     /// Formats one chunk of input into `out`.
     pub fn feed(&mut self, input: &[u8], layout: &Layout, out: &mut Vec<u8>) {
+        self.feed_to(input, layout, out);
+    }
+
+    /// Formats one chunk of input into `out`, a buffer or a [`Length`].
+    pub fn feed_to<S: Sink>(&mut self, input: &[u8], layout: &Layout, out: &mut S) {
         let mut i = 0;
         let n = input.len();
         while i < n {
@@ -164,6 +167,57 @@ pub fn format(input: &[u8], layout: &Layout) -> Vec<u8> {
     out
 }
 
+/// The length of [`format`]'s output (saturating at `u64::MAX`), found in time linear in the input whatever the
+/// output's size: deep nesting makes long lines (a 40 KB input can lay out to 800 MB), and a caller that must
+/// bound its work per call decides where to run from this.
+pub fn formatted_len(input: &[u8], layout: &Layout) -> u64 {
+    let mut len = Length(0);
+    Formatter::new().feed_to(input, layout, &mut len);
+    len.0
+}
+
+/// Where the formatter writes: a buffer, or a [`Length`] that only counts.
+pub trait Sink {
+    fn push(&mut self, byte: u8);
+    fn extend_from_slice(&mut self, bytes: &[u8]);
+    /// `bytes`, `n` times.
+    fn repeat(&mut self, bytes: &[u8], n: usize);
+}
+
+impl Sink for Vec<u8> {
+    #[inline]
+    fn push(&mut self, byte: u8) {
+        Vec::push(self, byte);
+    }
+    #[inline]
+    fn extend_from_slice(&mut self, bytes: &[u8]) {
+        Vec::extend_from_slice(self, bytes);
+    }
+    fn repeat(&mut self, bytes: &[u8], n: usize) {
+        for _ in 0..n {
+            Vec::extend_from_slice(self, bytes);
+        }
+    }
+}
+
+/// A sink that counts the bytes it would write.
+pub struct Length(pub u64);
+
+impl Sink for Length {
+    #[inline]
+    fn push(&mut self, _byte: u8) {
+        self.0 = self.0.saturating_add(1);
+    }
+    #[inline]
+    fn extend_from_slice(&mut self, bytes: &[u8]) {
+        self.0 = self.0.saturating_add(bytes.len() as u64);
+    }
+    fn repeat(&mut self, bytes: &[u8], n: usize) {
+        let total = (bytes.len() as u64).saturating_mul(n as u64);
+        self.0 = self.0.saturating_add(total);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -202,6 +256,40 @@ mod tests {
             f.feed(chunk.as_bytes(), &PRETTY, &mut out);
         }
         assert_eq!(String::from_utf8(out).unwrap(), "[\n  \"a\\\"b\",\n  12\n]");
+    }
+
+    #[test]
+    fn formatted_len_is_the_output_length_without_writing_it() {
+        let layouts = [
+            PRETTY,
+            Layout::minimize(b"\n"),
+            Layout {
+                indent: b"\t\t\t",
+                line: b"\r\n",
+                record: b"--",
+                after_colon: b"",
+            },
+        ];
+        for input in [
+            " { \"a\" : [ 1 , 2 ] , \"b\" : { } } [3] ",
+            "[[[[[[[[[[]]]]]]]]]]",
+            "{\"a\":\"x\\\"y, [z]\"} 1 2 {\"b\":[{},[]]}",
+            "",
+            "]]]",
+        ] {
+            for layout in &layouts {
+                assert_eq!(
+                    formatted_len(input.as_bytes(), layout),
+                    format(input.as_bytes(), layout).len() as u64,
+                    "{input:?}"
+                );
+            }
+        }
+        // Deep nesting: output quadratic in the input, counted exactly.
+        let deep = "[".repeat(2_000) + &"]".repeat(2_000);
+        let len = formatted_len(deep.as_bytes(), &PRETTY);
+        assert_eq!(len, format(deep.as_bytes(), &PRETTY).len() as u64);
+        assert!(len > 2_000 * 2_000);
     }
 
     #[test]

@@ -5,6 +5,7 @@ mod alloc;
 mod continuation;
 mod decode;
 mod encode;
+mod formatter;
 mod gzip;
 mod stream;
 mod term;
@@ -44,51 +45,33 @@ fn register_template<'a>(
     encode::register_template(env, module, all_keys, fields, keys)
 }
 
-/// `RustyJson.Formatter`: lays out JSON iodata with `indent`, `line`, `record` and `after_colon` (binaries).
+/// `RustyJson.Formatter`: lays out a JSON binary with `indent`, `line`, `record` and `after_colon` (binaries), or
+/// returns `:dirty` when the output would take more than about a millisecond to write (`formatter.rs`).
 #[rustler::nif]
 fn format<'a>(
     env: Env<'a>,
-    input: Term<'a>,
+    input: Binary<'a>,
     indent: Binary<'a>,
     line: Binary<'a>,
     record: Binary<'a>,
     after_colon: Binary<'a>,
 ) -> rustler::NifResult<Term<'a>> {
-    format_with(env, input, indent, line, record, after_colon)
+    let layout = formatter::layout(&indent, &line, &record, &after_colon);
+    formatter::format(env, &input, &layout, false)
 }
 
-/// The same on a dirty CPU scheduler (large inputs).
+/// The same on a dirty CPU scheduler, whatever the output's size.
 #[rustler::nif(schedule = "DirtyCpu")]
 fn format_dirty<'a>(
     env: Env<'a>,
-    input: Term<'a>,
+    input: Binary<'a>,
     indent: Binary<'a>,
     line: Binary<'a>,
     record: Binary<'a>,
     after_colon: Binary<'a>,
 ) -> rustler::NifResult<Term<'a>> {
-    format_with(env, input, indent, line, record, after_colon)
-}
-
-fn format_with<'a>(
-    env: Env<'a>,
-    input: Term<'a>,
-    indent: Binary<'a>,
-    line: Binary<'a>,
-    record: Binary<'a>,
-    after_colon: Binary<'a>,
-) -> rustler::NifResult<Term<'a>> {
-    let input = Binary::from_iolist(input)?;
-    let layout = rustyjson_core::formatter::Layout {
-        indent: indent.as_slice(),
-        line: line.as_slice(),
-        record: record.as_slice(),
-        after_colon: after_colon.as_slice(),
-    };
-    let text = rustyjson_core::formatter::format(input.as_slice(), &layout);
-    let mut bin = rustler::OwnedBinary::new(text.len());
-    bin.as_mut_slice().copy_from_slice(&text);
-    Ok(bin.release(env).to_term(env))
+    let layout = formatter::layout(&indent, &line, &record, &after_colon);
+    formatter::format(env, &input, &layout, true)
 }
 
 /// Decodes a JSON binary to a term, or returns `{:error, reason}`. `opts` is the integer built by

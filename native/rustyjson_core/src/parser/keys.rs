@@ -83,7 +83,13 @@ impl Parser<'_> {
     /// so an error before that point comes first. A refusal inside the value of another refused key's pair
     /// replaces it, as it is reported first.
     #[cold]
-    fn refuse_key<B: Builder>(&mut self, b: &mut B, start: usize, end: usize, index: usize) -> B::K {
+    fn refuse_key<B: Builder>(
+        &mut self,
+        b: &mut B,
+        start: usize,
+        end: usize,
+        index: usize,
+    ) -> B::K {
         self.refused = Some(RefusedKey { start, end, index });
         b.refused_key()
     }

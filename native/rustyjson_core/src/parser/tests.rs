@@ -635,7 +635,9 @@ fn mutated_documents_never_panic() {
             Err(ParseError::UnexpectedByte(p)) => assert!(p < doc.len()),
             Err(ParseError::UnexpectedEnd(p)) => assert_eq!(p, doc.len()),
             Err(ParseError::Token { start, end }) => assert!(start < end && end <= doc.len()),
-            Err(ParseError::Key { .. } | ParseError::DuplicateKey { .. } | ParseError::LongToken(_)) => {
+            Err(
+                ParseError::Key { .. } | ParseError::DuplicateKey { .. } | ParseError::LongToken(_),
+            ) => {
                 unreachable!()
             }
         }

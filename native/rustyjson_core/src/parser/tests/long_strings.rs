@@ -75,7 +75,12 @@ fn long_strings_resume_to_the_same_value_or_error() {
         for scan in [0, 1, 2, 5, 7, 16, 33, 100] {
             for step in [0, 1, 3, 64] {
                 let (result, deferred) = parse_deferring(&doc, step, scan);
-                assert_eq!(result, whole, "scan {scan} step {step}: {}", String::from_utf8_lossy(&doc));
+                assert_eq!(
+                    result,
+                    whole,
+                    "scan {scan} step {step}: {}",
+                    String::from_utf8_lossy(&doc)
+                );
                 if scan < 100 && whole.is_ok() {
                     assert!(deferred > 0, "scan {scan} step {step}: no string deferred");
                 }
@@ -155,7 +160,13 @@ fn long_integers_are_deferred_like_long_strings() {
     // Before each long integer (the minus sign included); the short ones are not deferred.
     let starts: Vec<usize> = doc
         .match_indices(&digits)
-        .map(|(i, _)| if doc.as_bytes()[i - 1] == b'-' { i - 1 } else { i })
+        .map(|(i, _)| {
+            if doc.as_bytes()[i - 1] == b'-' {
+                i - 1
+            } else {
+                i
+            }
+        })
         .collect();
     assert_eq!(pauses, starts);
 }

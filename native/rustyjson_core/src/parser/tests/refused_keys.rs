@@ -34,7 +34,12 @@ fn a_refused_key_is_reported_after_its_value_and_the_next_comma_or_brace() {
         br#"{"a": 1, "no": {"b": [true]} }"#,
         br#"[{"no": null}, 1,]"#,
     ] {
-        assert_eq!(refusing(doc, "no"), Err(span(doc, "no")), "{}", String::from_utf8_lossy(doc));
+        assert_eq!(
+            refusing(doc, "no"),
+            Err(span(doc, "no")),
+            "{}",
+            String::from_utf8_lossy(doc)
+        );
     }
 }
 
@@ -48,7 +53,12 @@ fn errors_before_the_pair_ends_come_first() {
         (br#"{"no": "#, ParseError::UnexpectedEnd(7)),
         (br#"{"no" 1}"#, ParseError::UnexpectedByte(6)),
     ] {
-        assert_eq!(refusing(doc, "no"), Err(error), "{}", String::from_utf8_lossy(doc));
+        assert_eq!(
+            refusing(doc, "no"),
+            Err(error),
+            "{}",
+            String::from_utf8_lossy(doc)
+        );
     }
 }
 
@@ -74,7 +84,7 @@ fn refused_keys_survive_pauses() {
         let mut pos = 0;
         let result = loop {
             let limit = pos + step;
-        match parse_some(doc, &mut t, &mut stacks, &mut pos, limit) {
+            match parse_some(doc, &mut t, &mut stacks, &mut pos, limit) {
                 Ok(Progress::Paused) => {}
                 other => break other.map(|_| ()),
             }
