@@ -1,7 +1,7 @@
 //! Pretty-printing as a writer mode (Jason's `pretty:` option, which lays out like `Jason.Formatter`).
 
 use crate::buffer::{Buffer, Storage};
-use crate::formatter::{Formatter, Layout};
+use crate::formatter::{Formatter, Layout, Length};
 
 /// The layout strings of `pretty:`: `indent` per level, `line_separator`, `after_colon`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -34,15 +34,27 @@ impl Pretty {
     /// outside strings is dropped, empty `{}` and `[]` stay as they are. The formatter does the work; fragments in
     /// pretty output are rare, so the extra copy through a `Vec` does not matter.
     pub fn reformat<S: Storage>(&self, out: &mut Buffer<S>, json: &[u8], depth: usize) {
-        let layout = Layout {
+        let layout = self.layout();
+        let mut laid_out = Vec::with_capacity(json.len() * 2);
+        Formatter::nested(depth).feed(json, &layout, &mut laid_out);
+        out.extend(&laid_out);
+    }
+
+    /// The length of what [`Pretty::reformat`] writes (saturating), found without writing it: deep nesting in a
+    /// short fragment makes long lines.
+    pub fn reformatted_len(&self, json: &[u8], depth: usize) -> u64 {
+        let mut len = Length(0);
+        Formatter::nested(depth).feed_to(json, &self.layout(), &mut len);
+        len.0
+    }
+
+    fn layout(&self) -> Layout<'_> {
+        Layout {
             indent: &self.indent,
             line: &self.line,
             record: b"",
             after_colon: &self.after_colon,
-        };
-        let mut laid_out = Vec::with_capacity(json.len() * 2);
-        Formatter::nested(depth).feed(json, &layout, &mut laid_out);
-        out.extend(&laid_out);
+        }
     }
 }
 
@@ -63,5 +75,14 @@ mod tests {
             String::from_utf8(out.into_vec()).unwrap(),
             "{\n    \"a\": [\n      1,\n      2,\n      {}\n    ],\n    \"b\": \"x, y: [z]\",\n    \"c\": []\n  }"
         );
+        for (json, depth) in [
+            (&b"[[[1, {}]]]"[..], 3),
+            (b"{\"a\":[{\"b\":[]}]}", 0),
+            (b"1", 5),
+        ] {
+            let mut out = Buffer::default();
+            p.reformat(&mut out, json, depth);
+            assert_eq!(p.reformatted_len(json, depth), out.into_vec().len() as u64);
+        }
     }
 }

@@ -51,3 +51,17 @@ pub(super) fn decode_options(opts: Term) -> Option<Options> {
         sort,
     })
 }
+
+/// The total length of the `pretty:` strings in `opts` (0 without `pretty:`), read without copying them.
+pub(super) fn layout_len(opts: Term) -> usize {
+    let Ok(elements) = rustler::types::tuple::get_tuple(opts) else {
+        return 0;
+    };
+    let Some(pretty) = elements.get(2) else {
+        return 0;
+    };
+    match pretty.decode::<(rustler::Binary, rustler::Binary, rustler::Binary)>() {
+        Ok((indent, line, after_colon)) => indent.len() + line.len() + after_colon.len(),
+        Err(_) => 0,
+    }
+}

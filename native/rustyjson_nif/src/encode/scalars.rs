@@ -106,15 +106,20 @@ impl<'o> Walker<'o> {
             number::write_u64(out, u);
             return Ok(());
         }
+        out.extend(self.big_integer_digits(term)?.as_bytes());
+        Ok(())
+    }
+
+    /// The decimal digits of a bignum (values and sorted keys alike). Conversion is about quadratic in the size:
+    /// a big one waits for the dirty scheduler (`afford`).
+    pub(super) fn big_integer_digits(&mut self, term: ErlNifTerm) -> Result<String, Fail> {
         let env = unsafe { Env::new(&(), self.env) };
         let big: rustler::BigInt = unsafe { Term::new(env, term) }
             .decode()
             .map_err(|_| Fail::Unsupported(term))?;
-        // Decimal conversion is about quadratic in the size: a big one waits for the dirty scheduler.
         let words = big.bits() as usize / 64 + 1;
         self.afford(words.saturating_mul(words) / 16)?;
-        out.extend(big.to_string().as_bytes());
-        Ok(())
+        Ok(big.to_string())
     }
 
     /// Writes an atom's text as a string. Atoms repeat (map keys above all), so their written form is kept in a

@@ -14,7 +14,7 @@ use rustler::{Encoder, Env, ResourceArc, Term};
 use rustyjson_core::buffer::Buffer;
 
 use super::atoms;
-use super::options::decode_options;
+use super::options::{decode_options, layout_len};
 use super::output::{detach, finish, finish_holes, BinStorage, STACK_BYTES};
 use super::walker::{Fail, Walker};
 
@@ -65,6 +65,23 @@ pub(super) fn run<'a>(
     normal: bool,
     resume: Option<(Term<'a>, Term<'a>)>,
 ) -> Term<'a> {
+    if normal && resume.is_none() && layout_len(opts) > LAYOUT_NORMAL_MAX {
+        // One indentation of a long layout string is a piece no slice can split: the whole call runs dirty.
+        let args = [term.as_c_arg(), opts.as_c_arg()];
+        return unsafe {
+            Term::new(
+                env,
+                enif_schedule_nif(
+                    env.as_c_arg(),
+                    c"encode_dirty".as_ptr(),
+                    ERL_NIF_DIRTY_JOB_CPU_BOUND as c_int,
+                    encode_dirty,
+                    args.len() as c_int,
+                    args.as_ptr(),
+                ),
+            )
+        };
+    }
     let Some(options) = decode_options(opts) else {
         return (atoms::error(), (rustler::types::atom::badarg(), opts)).encode(env);
     };
@@ -190,6 +207,10 @@ pub(super) fn run<'a>(
         Err(fail) => fail.into_term(env),
     }
 }
+
+/// `pretty:` strings this long (in all) make the encode run on a dirty scheduler from the start: a newline writes
+/// the indentation once per level in one piece, which the slices' time checks cannot split.
+const LAYOUT_NORMAL_MAX: usize = 4096;
 
 /// The output written before a checkpoint, carried to the dirty scheduler in a resource (a binary term would
 /// count against the process's binary heap and can trigger a garbage collection of the caller on the way).

@@ -12,7 +12,6 @@ use rustler::sys::{
     enif_get_double, enif_get_int64, enif_get_uint64, enif_map_iterator_destroy,
     enif_map_iterator_get_pair, enif_term_type, ErlNifTerm, ErlNifTermType,
 };
-use rustler::{Env, Term};
 use rustyjson_core::buffer::Buffer;
 use rustyjson_core::number;
 
@@ -89,7 +88,7 @@ impl<'o> Walker<'o> {
 
     /// The string a key is written as, unescaped (what keys sort by). Keys the NIF does not convert go to Elixir,
     /// as when they are written.
-    fn key_text(&self, key: ErlNifTerm) -> Result<Cow<'static, [u8]>, Fail> {
+    fn key_text(&mut self, key: ErlNifTerm) -> Result<Cow<'static, [u8]>, Fail> {
         let env = self.env;
         match unsafe { enif_term_type(env, key) } {
             ErlNifTermType::ERL_NIF_TERM_TYPE_BITSTRING => {
@@ -106,11 +105,7 @@ impl<'o> Walker<'o> {
                 if unsafe { enif_get_uint64(env, key, &mut u) } != 0 {
                     return Ok(Cow::Owned(u.to_string().into_bytes()));
                 }
-                let env = unsafe { Env::new(&(), env) };
-                let big: rustler::BigInt = unsafe { Term::new(env, key) }
-                    .decode()
-                    .map_err(|_| Fail::Unsupported(key))?;
-                Ok(Cow::Owned(big.to_string().into_bytes()))
+                Ok(Cow::Owned(self.big_integer_digits(key)?.into_bytes()))
             }
             ErlNifTermType::ERL_NIF_TERM_TYPE_FLOAT => {
                 let mut f = 0.0;

@@ -14,6 +14,9 @@ use super::output::Out;
 use super::templates::{template, Template};
 use super::walker::{Fail, Frame, Walker};
 
+/// Fragments of iolists with more list cells than this are written by Elixir (a hole).
+const FRAGMENT_PIECES: usize = 50_000;
+
 impl<'o> Walker<'o> {
     /// A struct: a fragment, a registered derived struct (written here from its template), or a hole for Elixir.
     #[inline(never)]
@@ -146,7 +149,12 @@ impl<'o> Walker<'o> {
         if unsafe { enif_get_map_value(env, term, self.iodata_key, &mut iodata) } == 0 {
             return Err(Fail::Unsupported(term));
         }
-        match unsafe { enif_term_type(env, iodata) } {
+        let kind = unsafe { enif_term_type(env, iodata) };
+        if matches!(kind, ErlNifTermType::ERL_NIF_TERM_TYPE_LIST) && !self.few_pieces(iodata) {
+            // erl_nif flattens a list in one go: a long one is written by Elixir, whose flattening yields.
+            return self.hole(term, out);
+        }
+        match kind {
             ErlNifTermType::ERL_NIF_TERM_TYPE_BITSTRING
             | ErlNifTermType::ERL_NIF_TERM_TYPE_LIST => {
                 let mut bin: ErlNifBinary = unsafe { MaybeUninit::zeroed().assume_init() };
@@ -154,7 +162,14 @@ impl<'o> Walker<'o> {
                     return Err(Fail::Unsupported(term));
                 }
                 let bytes = unsafe { std::slice::from_raw_parts(bin.data, bin.size) };
-                self.afford(bytes.len() >> BYTES_PER_UNIT_SHIFT)?;
+                // Pretty output costs what it writes: nesting in a short fragment makes long lines.
+                let written = match self.pretty {
+                    Some(p) => p.reformatted_len(bytes, self.stack.len()),
+                    None => bytes.len() as u64,
+                };
+                self.afford(
+                    usize::try_from(written).unwrap_or(usize::MAX) >> BYTES_PER_UNIT_SHIFT,
+                )?;
                 match self.pretty {
                     Some(p) => p.reformat(out, bytes, self.stack.len()),
                     None => out.extend(bytes),
@@ -163,6 +178,27 @@ impl<'o> Walker<'o> {
             }
             _ => self.hole(term, out),
         }
+    }
+
+    /// Whether the iolist `list` has at most `FRAGMENT_PIECES` list cells in all (nested lists counted), which
+    /// erl_nif then flattens in well under a slice.
+    fn few_pieces(&self, list: ErlNifTerm) -> bool {
+        let mut lists = vec![list];
+        let mut cells = 0;
+        while let Some(mut list) = lists.pop() {
+            while let Some((head, tail)) = self.list_cell(list) {
+                cells += 1;
+                if cells > FRAGMENT_PIECES {
+                    return false;
+                }
+                let kind = unsafe { enif_term_type(self.env, head) };
+                if matches!(kind, ErlNifTermType::ERL_NIF_TERM_TYPE_LIST) {
+                    lists.push(head);
+                }
+                list = tail;
+            }
+        }
+        true
     }
 
     /// Opens an ordered object (a list of `{key, value}`).
