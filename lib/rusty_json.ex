@@ -276,6 +276,12 @@ defmodule RustyJson do
 
   # `keys: :atoms!` (or `:atoms`) could not make this key an atom: raise what Jason raises (String.to_atom/1
   # and String.to_existing_atom/1 are what it calls), even from decode/2.
+  defp decode_exception({tag, {start, stop}}, input) when tag in [:atom, :existing_atom] do
+    # A long key comes as its span (quotes excluded): decoded here, in slices like any string.
+    key = RustyJson.decode!(binary_part(input, start - 1, stop - start + 2))
+    decode_exception({tag, key}, input)
+  end
+
   defp decode_exception({:existing_atom, key}, _input) do
     String.to_existing_atom(key)
     raise ArgumentError, "not an already existing atom: #{inspect(key)}"

@@ -30,6 +30,9 @@ fn copy_binary_key(env: *mut ErlNifEnv, bytes: &[u8]) -> Key {
     }
 }
 
+/// Refused keys of up to this many bytes (as written) are reported decoded; longer ones by their span.
+const REFUSED_KEY_MAX: usize = 4096;
+
 impl<'a> TermBuilder<'a> {
     /// A builder of terms in `env`; `input` (a binary term of `env`) holds `bytes`, the document; `opts` is the
     /// options term (read here: its flags and limits passed from another function come back through memory).
@@ -215,10 +218,15 @@ impl<'a> TermBuilder<'a> {
                 let token = unsafe { Term::new(env, self.copy_binary(&bytes[start..end])) };
                 (atoms::error(), (start, token)).encode(env)
             }
-            Err(ParseError::Key { start, .. }) => {
-                // The key as decoded, from its token (the refusal may date from an earlier slice).
-                let key = parser::string_at(bytes, start - 1).unwrap_or_default();
-                let key = unsafe { Term::new(env, self.copy_binary(&key)) };
+            Err(ParseError::Key { start, end }) => {
+                // The key as decoded, from its token (the refusal may date from an earlier slice); a long one
+                // as its span, which Elixir decodes in slices (unescaping it here could hold the scheduler).
+                let key = if end - start <= REFUSED_KEY_MAX {
+                    let key = parser::string_at(bytes, start - 1).unwrap_or_default();
+                    unsafe { Term::new(env, self.copy_binary(&key)) }
+                } else {
+                    (start, end).encode(env)
+                };
                 let tag = if self.keys == KEYS_EXISTING_ATOMS {
                     atoms::existing_atom()
                 } else {

@@ -1,0 +1,156 @@
+defmodule RustyJson.SchedulingHoldsTest do
+  # Work whose size the input controls never holds a normal scheduler 20 ms in one go, whatever the input's
+  # shape: output bytes written (the Formatter, pretty layouts), string bytes unescaped, iodata pieces flattened,
+  # digits converted. Each case below took 30 ms to seconds in one piece before it was sliced or moved to a dirty
+  # scheduler; each also checks the result. Inputs are built before the monitored call (building them is work
+  # too). Not async: the system monitor is node-wide.
+  use ExUnit.Case, async: false
+
+  import RustyJson.Test.LongSchedule, only: [without_long_schedules: 2]
+
+  alias RustyJson.Formatter
+
+  @hold_ms 20
+
+  describe "the Formatter writes by its output's size" do
+    test "deep nesting: a 20 KB input laid out to 200 MB" do
+      input = String.duplicate("[", 10_000) <> String.duplicate("]", 10_000)
+      out = without_long_schedules(@hold_ms, fn -> Formatter.pretty_print(input) end)
+      # Two lines per level but the innermost (`[]` stays together), each indented to its depth.
+      assert length(:binary.matches(out, "\n")) == 2 * (10_000 - 1)
+      assert byte_size(out) > 10_000 * 10_000
+      assert binary_part(out, 0, 8) == "[\n  [\n  "
+      assert binary_part(out, byte_size(out) - 6, 6) == "\n  ]\n]"
+    end
+
+    test "the same as iodata, with a long indent, and minimized" do
+      input = ["[", String.duplicate("[", 3_000), String.duplicate("]", 3_000), "]"]
+      indent = String.duplicate("\t", 10)
+
+      out =
+        without_long_schedules(@hold_ms, fn ->
+          IO.iodata_to_binary(Formatter.pretty_print_to_iodata(input, indent: indent))
+        end)
+
+      assert out == Formatter.pretty_print(IO.iodata_to_binary(input), indent: indent)
+      assert :binary.matches(out, "\n") |> length() == 2 * 3_000
+      assert Formatter.minimize(out) == IO.iodata_to_binary(input)
+    end
+
+    test "a fragment nested deep in pretty output" do
+      fragment =
+        RustyJson.Fragment.new(String.duplicate("[", 4_000) <> String.duplicate("]", 4_000))
+
+      out =
+        without_long_schedules(@hold_ms, fn ->
+          RustyJson.encode!(%{"a" => [fragment]}, pretty: true)
+        end)
+
+      assert out ==
+               Formatter.pretty_print(
+                 "{\"a\":[" <>
+                   String.duplicate("[", 4_000) <> String.duplicate("]", 4_000) <> "]}"
+               )
+    end
+  end
+
+  describe "long strings are unescaped off the normal scheduler" do
+    setup do
+      escaped = String.duplicate("ab\\ncd\\u00e9", 4_166_666)
+      %{escaped: escaped, unescaped: String.duplicate("ab\ncdé", 4_166_666)}
+    end
+
+    test "a 50 MB string value", %{escaped: escaped, unescaped: unescaped} do
+      input = "\"" <> escaped <> "\""
+
+      assert without_long_schedules(@hold_ms, fn -> RustyJson.decode(input) end) ==
+               {:ok, unescaped}
+    end
+
+    test "in an array, as an object key, and under keys: :atoms!", %{escaped: escaped} = ctx do
+      array = "[1, \"" <> escaped <> "\", 2]"
+      object = "{\"a\": 1, \"" <> escaped <> "\": [true]}"
+
+      {decoded_array, decoded_object, atoms_error} =
+        without_long_schedules(@hold_ms, fn ->
+          {RustyJson.decode!(array), RustyJson.decode!(object), atoms!(object)}
+        end)
+
+      assert decoded_array == [1, ctx.unescaped, 2]
+      assert decoded_object == %{"a" => 1, ctx.unescaped => [true]}
+      assert %ArgumentError{} = atoms_error
+    end
+
+    test "a string spanning chunks of a stream", %{escaped: escaped} do
+      cut = 12 * 3_000_000
+      document = "\"" <> binary_part(escaped, 0, cut) <> "\"\n[1]\n"
+      chunks = for <<chunk::binary-size(65_536) <- document>>, do: chunk
+      rest = binary_part(document, length(chunks) * 65_536, rem(byte_size(document), 65_536))
+
+      items =
+        without_long_schedules(@hold_ms, fn ->
+          (chunks ++ [rest]) |> RustyJson.Stream.decode_documents() |> Enum.to_list()
+        end)
+
+      assert [string, [1]] = items
+      assert byte_size(string) == 7 * 3_000_000
+    end
+  end
+
+  describe "single pieces of unbounded work" do
+    test "a 50 MB pretty indent" do
+      indent = String.duplicate(" ", 50_000_000)
+
+      out =
+        without_long_schedules(@hold_ms, fn ->
+          RustyJson.encode!([[1]], pretty: [indent: indent])
+        end)
+
+      assert out == "[\n" <> indent <> "[\n" <> indent <> indent <> "1\n" <> indent <> "]\n]"
+    end
+
+    test "a fragment of a 5M-piece iolist" do
+      pieces = List.duplicate("1", 5_000_000)
+      fragment = RustyJson.Fragment.new(pieces)
+
+      out = without_long_schedules(@hold_ms, fn -> RustyJson.encode!(%{a: fragment}) end)
+      assert byte_size(out) == 5_000_000 + 6
+      assert binary_part(out, 0, 8) == ~s({"a":111)
+    end
+
+    test "a bignum key under sort_keys and maps: :strict" do
+      # About a million digits, made without the quadratic arithmetic of Integer.pow/2.
+      big = :binary.decode_unsigned(:binary.copy(<<0x5A>>, 415_000))
+      map = %{big => 1, 2 => 3}
+
+      {sorted, strict} =
+        without_long_schedules(@hold_ms, fn ->
+          {RustyJson.encode!(map, sort_keys: true), RustyJson.encode!(map, maps: :strict)}
+        end)
+
+      # The value path's digits (Integer.to_string/1 is quadratic here, minutes on OTP 25).
+      digits = RustyJson.encode!(big)
+      assert sorted == ~s({") <> digits <> ~s(":1,"2":3})
+      assert byte_size(strict) == byte_size(sorted)
+    end
+
+    test "a million-digit integer with a raised digit limit" do
+      digits = String.duplicate("7", 1_000_000)
+
+      decoded =
+        without_long_schedules(@hold_ms, fn ->
+          RustyJson.decode!("[1, " <> digits <> "]", decoding_integer_digit_limit: 1_000_000)
+        end)
+
+      assert [1, n] = decoded
+      assert rem(n, 1000) == 777 and n > Integer.pow(10, 999_998)
+    end
+  end
+
+  # `keys: :atoms!` raises from `decode/2` too, as Jason does for a key that is not an existing atom.
+  defp atoms!(json) do
+    RustyJson.decode(json, keys: :atoms!)
+  rescue
+    e in ArgumentError -> e
+  end
+end
