@@ -6,6 +6,7 @@ mod continuation;
 mod decode;
 mod encode;
 mod gzip;
+mod rewrite;
 mod stream;
 mod term;
 
@@ -89,6 +90,23 @@ fn format_with<'a>(
     let mut bin = rustler::OwnedBinary::new(text.len());
     bin.as_mut_slice().copy_from_slice(&text);
     Ok(bin.release(env).to_term(env))
+}
+
+/// `RustyJson.Encoder`'s fallbacks: the JSON text a `Jason.Encoder` or `JSON.Encoder` implementation returned,
+/// with its strings escaped in the call's mode, its objects sorted (`sort_keys`) and checked (`maps: :strict`).
+#[rustler::nif]
+fn rewrite<'a>(env: Env<'a>, input: Binary<'a>, opts: Term<'a>) -> rustler::NifResult<Term<'a>> {
+    rewrite::rewrite(env, input, opts)
+}
+
+/// The same on a dirty CPU scheduler (large texts).
+#[rustler::nif(schedule = "DirtyCpu")]
+fn rewrite_dirty<'a>(
+    env: Env<'a>,
+    input: Binary<'a>,
+    opts: Term<'a>,
+) -> rustler::NifResult<Term<'a>> {
+    rewrite::rewrite(env, input, opts)
 }
 
 /// Decodes a JSON binary to a term, or returns `{:error, reason}`. `opts` is the integer built by
