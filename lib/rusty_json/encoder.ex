@@ -22,10 +22,18 @@ defprotocol RustyJson.Encoder do
   writes itself once the module is registered (on first use), in the same pass as the rest of the document.
 
   A struct with no implementation of this protocol is encoded, in this order, with its `Jason.Encoder`
-  implementation (Jason loaded; `Jason.encode_to_iodata!/2` with the call's `escape` and `maps`), so an app can
-  switch libraries before it rewrites its `@derive Jason.Encoder`s; else with its `JSON.Encoder` implementation
-  (Elixir 1.18+: `@derive JSON.Encoder`, `defimpl JSON.Encoder`, as Phoenix apps and libraries now write them),
-  whose nested values RustyJson writes with the call's options; else it raises `Protocol.UndefinedError`.
+  implementation (Jason loaded; `Jason.encode_to_iodata!/1`), so an app can switch libraries before it rewrites its
+  `@derive Jason.Encoder`s; else with its `JSON.Encoder` implementation (Elixir 1.18+: `@derive JSON.Encoder`,
+  `defimpl JSON.Encoder`, as Phoenix apps and libraries now write them), whose nested values RustyJson writes with
+  the call's options; else it raises `Protocol.UndefinedError`. The call's options hold in what such an
+  implementation returns: with `escape:` other than `:json`, `sort_keys: true` or `maps: :strict`, the text is read
+  back and written again, every string (keys included) escaped in the mode, every object's members sorted by their
+  unescaped keys (ordered objects and fragments inside the struct too: the text does not tell them from maps), and
+  an object with a repeated key an error. Text that is not valid JSON is then a `RustyJson.EncodeError` naming the
+  struct's module; with the default options the text is written as it is, at no cost.
+
+  What an implementation of this protocol writes itself, rather than through `RustyJson.Encode`, is written as
+  given (as in Jason): it is not escaped again nor sorted.
 
   `@derive` takes `:only` or `:except` (not both); any other option is a compile error, so a misspelt `only:`
   cannot leak every field.
@@ -88,14 +96,11 @@ defimpl RustyJson.Encoder, for: Any do
 
   # No implementation of this protocol: Jason's, then Elixir's `JSON.Encoder` (1.18+), then an error.
   def encode(%_{} = struct, opts) do
-    cond do
-      RustyJson.Encoder.Derive.jason_impl(struct) ->
-        RustyJson.Encoder.Derive.jason_encode(struct, opts)
+    case RustyJson.Encoder.Fallback.encode(struct, opts) do
+      {:ok, iodata} ->
+        iodata
 
-      RustyJson.Encoder.Derive.json_impl(struct) ->
-        RustyJson.Encoder.Derive.json_encode(struct, opts)
-
-      true ->
+      :error ->
         raise Protocol.UndefinedError,
           protocol: @protocol,
           value: struct,
@@ -181,42 +186,6 @@ defmodule RustyJson.Encoder.Derive do
       end)
 
     parts ++ ["}"]
-  end
-
-  @doc false
-  # The `Jason.Encoder` implementation of `struct` when Jason is loaded and has one (not its `Any` fallback).
-  def jason_impl(struct) do
-    if Code.ensure_loaded?(Jason.Encoder) do
-      case apply(Jason.Encoder, :impl_for, [struct]) do
-        nil -> nil
-        Jason.Encoder.Any -> nil
-        impl -> impl
-      end
-    end
-  end
-
-  @doc false
-  def jason_encode(struct, opts) when is_tuple(opts) do
-    {escape, strict} = {elem(opts, 0), elem(opts, 1)}
-    maps = if strict, do: :strict, else: :naive
-    apply(Jason, :encode_to_iodata!, [struct, [escape: escape, maps: maps]])
-  end
-
-  def jason_encode(struct, _opts), do: apply(Jason, :encode_to_iodata!, [struct])
-
-  @doc false
-  # The `JSON.Encoder` implementation of `struct` (Elixir 1.18+; nil before, or when it has none). `apply/3`: the
-  # module does not exist on older Elixir, where a direct call would be a compile warning.
-  def json_impl(struct) do
-    if Code.ensure_loaded?(JSON.Encoder), do: apply(JSON.Encoder, :impl_for, [struct])
-  end
-
-  @doc false
-  # `JSON.Encoder.encode/2` with an encoder function that writes nested values with RustyJson and the call's
-  # options (a derived `JSON.Encoder` hands each field to it).
-  def json_encode(struct, opts) do
-    encoder = fn value, _encoder -> RustyJson.Encode.value(value, opts) end
-    apply(JSON.Encoder, :encode, [struct, encoder])
   end
 
   @doc false

@@ -116,6 +116,14 @@ defmodule RustyJson.Native do
   def format_dirty(_iodata, _indent, _line, _record, _after_colon), do: not_loaded()
 
   @doc false
+  # `RustyJson.Encoder.Fallback`: JSON text (a binary) written again with the encoder's options (compact):
+  # strings in the escape mode, objects sorted with `sort_keys`, repeated keys refused with `maps: :strict`.
+  def rewrite(_text, _opts), do: not_loaded()
+
+  @doc false
+  def rewrite_dirty(_text, _opts), do: not_loaded()
+
+  @doc false
   def register_template(_module, _all_keys, _fields, _keys), do: not_loaded()
 
   @doc false

@@ -25,6 +25,55 @@ if Code.ensure_loaded?(JSON.Encoder) do
     end
   end
 
+  defmodule RustyJson.Test.JSONSelfWritten do
+    @moduledoc false
+    defstruct [:text]
+
+    defimpl JSON.Encoder do
+      # Writes its strings and a map through `JSON.Encoder` itself, whose string implementation ignores the
+      # encoder (so the text is escaped as `:json` whatever the call's `escape:`), and an object of its own.
+      def encode(%{text: text}, encoder) do
+        s = JSON.Encoder.encode(text, encoder)
+
+        [
+          ~s({"zed":),
+          s,
+          ~s(,"alpha":{"y":),
+          s,
+          ~s(,"x":),
+          JSON.Encoder.encode(%{text => [1]}, encoder),
+          "}}"
+        ]
+      end
+    end
+  end
+
+  defmodule RustyJson.Test.JSONUnsorted do
+    @moduledoc false
+    @derive JSON.Encoder
+    defstruct [:b, :a]
+  end
+
+  defmodule RustyJson.Test.JSONMap do
+    @moduledoc false
+    # A map through Elixir's own implementation: `%{:a => 1, "a" => 2}` writes the key "a" twice.
+    defstruct [:map]
+
+    defimpl JSON.Encoder do
+      def encode(%{map: map}, encoder), do: JSON.Encoder.encode(map, encoder)
+    end
+  end
+
+  defmodule RustyJson.Test.JSONText do
+    @moduledoc false
+    # Returns `text` as its JSON, whatever it is.
+    defstruct [:text]
+
+    defimpl JSON.Encoder do
+      def encode(%{text: text}, _encoder), do: text
+    end
+  end
+
   defmodule RustyJson.Test.BothEncoders do
     @moduledoc false
     @derive {RustyJson.Encoder, only: [:a]}

@@ -11,6 +11,7 @@ pub mod intern;
 pub mod number;
 pub mod parser;
 pub mod pretty;
+pub mod rewrite;
 pub mod splitter;
 
 #[cfg(any(test, feature = "checks"))]

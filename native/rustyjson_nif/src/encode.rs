@@ -23,7 +23,8 @@
 
 mod budget;
 mod calendar;
-mod options;
+// Also read by `rewrite` (the fallbacks' text is rewritten with the call's options).
+pub(crate) mod options;
 mod output;
 mod resume;
 mod scalars;

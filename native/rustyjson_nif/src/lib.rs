@@ -7,6 +7,7 @@ mod decode;
 mod encode;
 mod formatter;
 mod gzip;
+mod rewrite;
 mod stream;
 mod term;
 
@@ -72,6 +73,23 @@ fn format_dirty<'a>(
 ) -> rustler::NifResult<Term<'a>> {
     let layout = formatter::layout(&indent, &line, &record, &after_colon);
     formatter::format(env, &input, &layout, true)
+}
+
+/// `RustyJson.Encoder`'s fallbacks: the JSON text a `Jason.Encoder` or `JSON.Encoder` implementation returned,
+/// with its strings escaped in the call's mode, its objects sorted (`sort_keys`) and checked (`maps: :strict`).
+#[rustler::nif]
+fn rewrite<'a>(env: Env<'a>, input: Binary<'a>, opts: Term<'a>) -> rustler::NifResult<Term<'a>> {
+    rewrite::rewrite(env, input, opts)
+}
+
+/// The same on a dirty CPU scheduler (large texts).
+#[rustler::nif(schedule = "DirtyCpu")]
+fn rewrite_dirty<'a>(
+    env: Env<'a>,
+    input: Binary<'a>,
+    opts: Term<'a>,
+) -> rustler::NifResult<Term<'a>> {
+    rewrite::rewrite(env, input, opts)
 }
 
 /// Decodes a JSON binary to a term, or returns `{:error, reason}`. `opts` is the integer built by

@@ -8,15 +8,15 @@ use super::atoms;
 
 /// Options decoded from the compact term Elixir passes (`{escape, strict, pretty}`, or
 /// `{escape, strict, pretty, sort_keys}` when `sort_keys:` was given).
-pub(super) struct Options {
-    pub(super) mode: Mode,
-    pub(super) strict: bool,
-    pub(super) pretty: Option<Pretty>,
+pub(crate) struct Options {
+    pub(crate) mode: Mode,
+    pub(crate) strict: bool,
+    pub(crate) pretty: Option<Pretty>,
     /// `sort_keys: true`: object keys in byte order.
-    pub(super) sort: bool,
+    pub(crate) sort: bool,
 }
 
-pub(super) fn decode_options(opts: Term) -> Option<Options> {
+pub(crate) fn decode_options(opts: Term) -> Option<Options> {
     // The 3-tuple first: calls without `sort_keys:` read what they always read.
     let (escape, strict, pretty, sort): (Term, bool, Term, bool) = match opts.decode() {
         Ok((escape, strict, pretty)) => (escape, strict, pretty, false),
