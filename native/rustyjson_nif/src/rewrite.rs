@@ -29,9 +29,9 @@ pub fn rewrite<'a>(env: Env<'a>, input: Binary<'a>, opts: Term<'a>) -> NifResult
         }
         Err(rewrite::Error::Parse(error)) => {
             let (position, token) = match error {
-                ParseError::UnexpectedByte(at) | ParseError::UnexpectedEnd(at) => {
-                    (at, atoms::nil().encode(env))
-                }
+                ParseError::UnexpectedByte(at)
+                | ParseError::UnexpectedEnd(at)
+                | ParseError::LongToken(at) => (at, atoms::nil().encode(env)),
                 ParseError::Token { start, end }
                 | ParseError::Key { start, end }
                 | ParseError::DuplicateKey { start, end } => {
