@@ -82,6 +82,7 @@ soak: deps
 latency: deps
 	mix run bench/latency.exs
 	ELIXIR_ERL_OPTIONS="+sbwt none" mix run bench/latency.exs
+	mix run bench/holds.exs
 
 # Time and size of each hostile input class at two sizes 10x apart (a Markdown table).
 worst-case: deps

@@ -142,6 +142,41 @@ defmodule RustyJson.Bench.WorstCase do
          input = :rand.bytes(n)
          {n, fn -> error(RustyJson.decode(input)) end}
        end},
+      {"brackets n deep, pretty-printed (output quadratic in n)", "Formatter.pretty_print", 2_000,
+       fn n ->
+         json = String.duplicate("[", n) <> String.duplicate("]", n)
+         {byte_size(json), fn -> bin(RustyJson.Formatter.pretty_print(json)) end}
+       end},
+      {"string of n bytes, escape-dense (`\\n`, `\\u00e9`)", "decode", 5_000_000,
+       fn n ->
+         json = "\"" <> String.duplicate("ab\\ncd\\u00e9", div(n, 12)) <> "\""
+         {byte_size(json), fn -> ok(RustyJson.decode(json)) end}
+       end},
+      {"object key of n bytes, escape-dense", "decode", 5_000_000,
+       fn n ->
+         json = "{\"" <> String.duplicate("ab\\ncd\\u00e9", div(n, 12)) <> "\":1}"
+         {byte_size(json), fn -> ok(RustyJson.decode(json)) end}
+       end},
+      {"pretty indent of n bytes", "encode pretty", 5_000_000,
+       fn n ->
+         indent = String.duplicate(" ", n)
+         {n, fn -> ok(RustyJson.encode([[1]], pretty: [indent: indent])) end}
+       end},
+      {"fragment of an iolist of n pieces", "encode", 500_000,
+       fn n ->
+         fragment = RustyJson.Fragment.new(List.duplicate("1", n))
+         {n, fn -> ok(RustyJson.encode(%{a: fragment})) end}
+       end},
+      {"bignum map key of n bytes, sort_keys", "encode", 40_000,
+       fn n ->
+         map = %{:binary.decode_unsigned(:binary.copy(<<0x5A>>, n)) => 1, 2 => 3}
+         {n, fn -> ok(RustyJson.encode(map, sort_keys: true)) end}
+       end},
+      {"integer of n digits, digit limit raised", "decode", 30_000,
+       fn n ->
+         json = String.duplicate("7", n)
+         {n, fn -> ok(RustyJson.decode(json, decoding_integer_digit_limit: n)) end}
+       end},
       {"document truncated before its last byte", "decode", 1_000,
        fn n ->
          json = RustyJson.encode!(api_list(n))
@@ -185,11 +220,15 @@ defmodule RustyJson.Bench.WorstCase do
   end
 
   defp ok({:ok, _}), do: :ok
+  defp bin(binary) when is_binary(binary), do: :ok
   defp error({:error, %{__exception__: true}}), do: :ok
 
   # Minimum over `runs` of the call's time in a fresh process.
   defp measure(build, n, runs) do
     {bytes, call} = build.(n)
+
+    # The longest time a call held a normal scheduler in one go (the VM's long_schedule reports, from 1 ms).
+    previous = :erlang.system_monitor(self(), [{:long_schedule, 1}])
 
     times =
       for _ <- 1..runs do
@@ -202,8 +241,20 @@ defmodule RustyJson.Bench.WorstCase do
         Task.await(task, :infinity)
       end
 
+    restore_monitor(previous)
     :erlang.garbage_collect()
-    %{n: n, bytes: bytes, us: Enum.min(times)}
+    %{n: n, bytes: bytes, us: Enum.min(times), hold_ms: longest_hold(0)}
+  end
+
+  defp restore_monitor(:undefined), do: :erlang.system_monitor(:undefined)
+  defp restore_monitor({pid, opts}), do: :erlang.system_monitor(pid, opts)
+
+  defp longest_hold(longest) do
+    receive do
+      {:monitor, _, :long_schedule, info} -> longest_hold(max(longest, info[:timeout]))
+    after
+      0 -> longest
+    end
   end
 
   defp table(rows, runs) do
@@ -214,17 +265,23 @@ defmodule RustyJson.Bench.WorstCase do
         "| #{r.name} | #{r.op} | #{fmt_n(r.small.n)} / #{fmt_n(r.large.n)} | " <>
           "#{bytes(r.small.bytes)} / #{bytes(r.large.bytes)} | #{us(r.small.us)} / #{us(r.large.us)} | " <>
           "#{:erlang.float_to_binary(growth, decimals: 1)} | " <>
-          "#{:erlang.float_to_binary(r.large.us * 1000 / r.large.bytes, decimals: 1)} |"
+          "#{:erlang.float_to_binary(r.large.us * 1000 / r.large.bytes, decimals: 1)} | " <>
+          "#{hold(r.large.hold_ms)} |"
       end
 
     Enum.join(
       [
-        "| input class | operation | n (small / large) | size | time | time growth (10x size) | ns per byte (large) |",
-        "| --- | --- | ---: | ---: | ---: | ---: | ---: |" | body
+        "| input class | operation | n (small / large) | size | time | time growth (10x size) | ns per byte (large) | longest normal-scheduler hold (large) |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |" | body
       ],
       "\n"
-    ) <> "\n\nMinimum of #{runs} runs per input, each call in a fresh process."
+    ) <>
+      "\n\nMinimum of #{runs} runs per input, each call in a fresh process. The hold is the longest " <>
+      "`long_schedule` the VM reported over those runs (under 1 ms: not reported)."
   end
+
+  defp hold(0), do: "< 1 ms"
+  defp hold(ms), do: "#{ms} ms"
 
   defp fmt_n(n) when n >= 1_000_000, do: "#{div(n, 1_000_000)}M"
   defp fmt_n(n) when n >= 1_000, do: "#{div(n, 1_000)}k"
