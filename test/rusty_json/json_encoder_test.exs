@@ -107,8 +107,10 @@ defmodule RustyJson.JSONEncoderTest do
       assert {:error, %RustyJson.EncodeError{message: "duplicate key: a"}} =
                RustyJson.encode(escaped, maps: :strict)
 
-      assert RustyJson.encode!(%RustyJson.Test.JSONMap{map: %{a: 1, b: 2}}, maps: :strict) ==
-               ~s({"a":1,"b":2})
+      # Distinct keys pass, in the order Elixir's encoder wrote them (the VM's map order for atom keys).
+      strict = RustyJson.encode!(%RustyJson.Test.JSONMap{map: %{a: 1, b: 2}}, maps: :strict)
+      assert strict == RustyJson.encode!(%RustyJson.Test.JSONMap{map: %{a: 1, b: 2}})
+      assert strict in [~s({"a":1,"b":2}), ~s({"b":2,"a":1})]
     end
 
     test "invalid JSON from a JSON.Encoder implementation is an EncodeError naming it" do
