@@ -36,4 +36,52 @@ defmodule RustyJson.DecodeAtomsSafetyTest do
 
     after_run == before
   end
+
+  describe "a key that is not an atom is reported where Jason converts it" do
+    # Jason converts a key after its value and the `,` or `}` that follows: a syntax error before that point is
+    # the DecodeError `decode/2` returns; after it, the key's ArgumentError is raised.
+    test "an error inside the value, or before the delimiter, comes first" do
+      for {json, position} <- [
+            {~s({"zz_unknown1": [1,}), 19},
+            {~s({"zz_unknown1": 1 ]), 18},
+            {~s({"zz_unknown1": {"ok": tru}}), 23},
+            {~s({"zz_unknown1": 1), 17}
+          ] do
+        assert {:error, %RustyJson.DecodeError{position: ^position}} =
+                 RustyJson.decode(json, keys: :atoms!)
+
+        assert_raise RustyJson.DecodeError, fn -> RustyJson.decode!(json, keys: :atoms!) end
+      end
+    end
+
+    test "after the value's delimiter the key raises, even if the document is bad further on" do
+      for json <- [~s({"zz_unknown1": [1], x), ~s({"zz_unknown1": 1}), ~s([{"zz_unknown1": 1}, ])] do
+        assert_raise ArgumentError, fn -> RustyJson.decode(json, keys: :atoms!) end
+      end
+    end
+
+    test "of two such keys the inner one is converted, and reported, first" do
+      json = ~s({"zz_outer_unknown": {"zz_inner_unknown": 1}})
+
+      assert_raise ArgumentError, fn -> RustyJson.decode(json, keys: :atoms!) end
+      # The NIF's answer names the key (String.to_existing_atom/1's message does not).
+      {native, nil, _, _} = RustyJson.DecodeOptions.parse(keys: :atoms!)
+
+      assert RustyJson.Native.decode(json, native) ==
+               {:error, {:existing_atom, "zz_inner_unknown"}}
+
+      outer_first = ~s({"zz_outer_unknown": 1, "zz_inner_unknown": 2})
+
+      assert RustyJson.Native.decode(outer_first, native) ==
+               {:error, {:existing_atom, "zz_outer_unknown"}}
+    end
+
+    test "across the slices of a large document" do
+      padding = Enum.map_join(1..20_000, ",", &~s({"ok":#{&1}}))
+      bad = ~s([#{padding}, {"zz_unknown1": [#{padding},}]) <> "]"
+      assert {:error, %RustyJson.DecodeError{}} = RustyJson.decode(bad, keys: :atoms!)
+      good = ~s([#{padding}, {"zz_unknown1": [#{padding}]}])
+      assert_raise ArgumentError, fn -> RustyJson.decode(good, keys: :atoms!) end
+    end
+  end
 end
