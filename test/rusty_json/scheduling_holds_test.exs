@@ -6,6 +6,7 @@ defmodule RustyJson.SchedulingHoldsTest do
   # too). Not async: the system monitor is node-wide.
   use ExUnit.Case, async: false
 
+  import Bitwise
   import RustyJson.Test.LongSchedule, only: [without_long_schedules: 2]
 
   alias RustyJson.Formatter
@@ -132,6 +133,15 @@ defmodule RustyJson.SchedulingHoldsTest do
       digits = RustyJson.encode!(big)
       assert sorted == ~s({") <> digits <> ~s(":1,"2":3})
       assert byte_size(strict) == byte_size(sorted)
+    end
+
+    test "a float of 300,000 digits as a decimal" do
+      # floats: :decimals, given to the NIF directly (bit 5 of its options; the Decimal library is not a
+      # dependency): the coefficient's digits convert in quadratic time.
+      json = "[0." <> String.duplicate("7", 300_000) <> "]"
+      decoded = without_long_schedules(@hold_ms, fn -> RustyJson.Native.decode(json, 1 <<< 5) end)
+      assert [%{__struct__: Decimal, sign: 1, exp: -300_000, coef: coef}] = decoded
+      assert rem(coef, 1000) == 777 and coef > Integer.pow(10, 299_998)
     end
 
     test "a million-digit integer with a raised digit limit" do

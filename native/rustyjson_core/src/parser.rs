@@ -37,10 +37,10 @@ impl Default for Limits {
 /// [`Builder::defer_build`] before they are built.
 pub const LARGE_CONTAINER: usize = 2048;
 
-/// Integer tokens of more bytes than this are converted in a call of their own when the builder limits string
-/// scans ([`Builder::string_scan_limit`]): the conversion takes time quadratic in the length (10,000 digits about
-/// 0.1 ms in the NIF, 30,000 about 1 ms).
-pub const LONG_INTEGER: usize = 10_000;
+/// Number tokens of more bytes than this are converted in a call of their own when the builder limits string
+/// scans ([`Builder::string_scan_limit`]): an integer's (or a decimal's) digits convert in time quadratic in their
+/// count (10,000 digits about 0.1 ms in the NIF, 30,000 about 1 ms).
+pub const LONG_NUMBER: usize = 10_000;
 
 /// Where a string's bytes are: a slice of the input (no escapes) or unescaped bytes in a scratch buffer.
 #[derive(Clone, Copy, Debug)]
@@ -129,8 +129,8 @@ pub trait Builder {
     fn string_scan_limit(&self) -> usize {
         usize::MAX
     }
-    /// The parse paused before a string longer than [`Builder::string_scan_limit`] allows, or an integer longer
-    /// than [`LONG_INTEGER`].
+    /// The parse paused before a string longer than [`Builder::string_scan_limit`] allows, or a number longer
+    /// than [`LONG_NUMBER`].
     #[inline(always)]
     fn string_deferred(&mut self) {}
     /// A stand-in for a key [`Builder::key`] refused: it waits on the key stack until the refusal is reported
@@ -178,7 +178,7 @@ pub enum ParseError {
     /// key as written, quotes included.
     DuplicateKey { start: usize, end: usize },
     /// Internal: the string whose opening quote is here runs past [`Builder::string_scan_limit`], or the
-    /// integer that starts here is longer than [`LONG_INTEGER`] while that limit is set. Never returned by the
+    /// number that starts here is longer than [`LONG_NUMBER`] while that limit is set. Never returned by the
     /// public functions, which pause before the token instead.
     #[doc(hidden)]
     LongToken(usize),

@@ -76,6 +76,10 @@ impl Parser<'_> {
         self.pos = pos;
         let text = &input[start..pos];
         if has_frac || has_exp {
+            if self.defers && text.len() > LONG_NUMBER {
+                // As a decimal (`floats: :decimals`) its digits convert in quadratic time.
+                return Err(ParseError::LongToken(start));
+            }
             let value = if sig <= 19 {
                 crate::float::from_parts(neg, w, q)
             } else {
@@ -114,7 +118,7 @@ impl Parser<'_> {
                     return Ok(b.int((w as i64).wrapping_neg()));
                 }
             }
-            if self.defers && text.len() > LONG_INTEGER {
+            if self.defers && text.len() > LONG_NUMBER {
                 return Err(ParseError::LongToken(start));
             }
             Ok(b.big_int(text))

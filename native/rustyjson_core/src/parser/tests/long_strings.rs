@@ -119,11 +119,12 @@ fn string_at_unescapes_the_token_at_a_quote() {
 }
 
 #[test]
-fn long_integers_are_deferred_like_long_strings() {
-    let digits = "7".repeat(LONG_INTEGER + 1);
-    let doc = format!("[1, {digits}, -{digits}, {{\"a\": {digits}}}, 2]");
+fn long_numbers_are_deferred_like_long_strings() {
+    let digits = "7".repeat(LONG_NUMBER + 1);
+    let doc =
+        format!("[1, {digits}, -{digits}, {{\"a\": {digits}}}, 0.{digits}, 1.{digits}e-5, 2]");
     let limits = Limits {
-        integer_bytes: 2 * LONG_INTEGER,
+        integer_bytes: 2 * LONG_NUMBER,
         ..Limits::default()
     };
     let mut t = Tree {
@@ -157,15 +158,13 @@ fn long_integers_are_deferred_like_long_strings() {
         }
     };
     assert_eq!(result, whole);
-    // Before each long integer (the minus sign included); the short ones are not deferred.
+    // Before each long number (the minus sign included); the short ones are not deferred.
     let starts: Vec<usize> = doc
         .match_indices(&digits)
-        .map(|(i, _)| {
-            if doc.as_bytes()[i - 1] == b'-' {
-                i - 1
-            } else {
-                i
-            }
+        .map(|(i, _)| match doc.as_bytes()[i - 2..i] {
+            [b'0' | b'1', b'.'] => i - 2,
+            [_, b'-'] => i - 1,
+            _ => i,
         })
         .collect();
     assert_eq!(pauses, starts);
