@@ -9,7 +9,7 @@ defmodule RustyJson do
       %{"list" => [1, 2.5, nil]}
   """
 
-  alias RustyJson.{DecodeError, EncodeError, Native}
+  alias RustyJson.{DecodeError, DecodeKeys, EncodeError, Native}
   alias RustyJson.{Encode, EncodeOptions}
   require EncodeOptions
 
@@ -97,7 +97,9 @@ defmodule RustyJson do
     * `:keys` - `:strings` (default), `:atoms`, `:atoms!` (existing atoms only; raises `ArgumentError`
       otherwise), `:copy`, `:intern` (keys repeated across objects are built once, and objects with the same
       keys share one keys tuple: faster and smaller for arrays of same-shaped objects; `:strings` does this
-      too for inputs of 512 bytes or more) or a function of arity 1 applied to every key.
+      too for inputs of 512 bytes or more) or a function of arity 1 applied to every key,
+      in Jason's order: once the pair is complete (its value read, nested keys first); on invalid input, to the
+      keys of the pairs completed before the error, so an exception the function raises wins.
     * `:strings` - `:reference` (default; strings of more than 24 bytes without escapes share the input
       binary, more than 64 from OTP 27 on, as the VM's own sub-binaries do; shorter ones are copied) or `:copy`.
     * `:floats` - `:native` (default) or `:decimals` (needs the Decimal library).
@@ -219,58 +221,14 @@ defmodule RustyJson do
 
       {native, key_fun, ordered, duplicates} ->
         case run(input, native) do
-          {:error, _} = error ->
+          {:error, reason} = error ->
+            # Jason converted the keys of the pairs completed before the error: a raising function wins.
+            DecodeKeys.before_error(input, reason, key_fun)
             error
 
           term ->
-            try do
-              apply_keys(term, {key_fun, ordered, duplicates})
-            catch
-              {:duplicate_key, position} -> {:error, {position, key_token(input, position)}}
-            end
+            DecodeKeys.apply(term, input, {key_fun, ordered, duplicates})
         end
-    end
-  end
-
-  # `keys: fun`: the NIF returned ordered objects; apply the function to every key in document order, then
-  # build maps where the first of equal keys wins (as Jason does; the last with `duplicate_keys: :last`), unless
-  # ordered objects were asked for. With `duplicate_keys: :error` the pairs carry their key's position, and the
-  # first key whose result repeats an earlier one's (inner objects first, as in the NIF) is the error.
-  defp apply_keys(%RustyJson.OrderedObject{values: pairs}, {_fun, ordered, duplicates} = how) do
-    pairs =
-      case duplicates do
-        :error -> pairs |> Enum.map(&apply_key(&1, how)) |> unique_keys(%{})
-        _ -> Enum.map(pairs, &apply_key(&1, how))
-      end
-
-    cond do
-      ordered -> %RustyJson.OrderedObject{values: pairs}
-      duplicates == :last -> :maps.from_list(pairs)
-      true -> pairs |> :lists.reverse() |> :maps.from_list()
-    end
-  end
-
-  defp apply_keys(list, how) when is_list(list), do: Enum.map(list, &apply_keys(&1, how))
-  defp apply_keys(other, _how), do: other
-
-  defp apply_key({k, v}, {fun, _, _} = how), do: {fun.(k), apply_keys(v, how)}
-  defp apply_key({k, v, at}, {fun, _, _} = how), do: {fun.(k), apply_keys(v, how), at}
-
-  defp unique_keys([], _seen), do: []
-
-  defp unique_keys([{k, v, at} | rest], seen) do
-    if Map.has_key?(seen, k), do: throw({:duplicate_key, at})
-    [{k, v} | unique_keys(rest, Map.put(seen, k, true))]
-  end
-
-  # The key at `position` (its opening quote) as written in the input, quotes included.
-  defp key_token(input, position), do: key_token(input, position, position + 1)
-
-  defp key_token(input, start, i) do
-    case :binary.at(input, i) do
-      ?" -> binary_part(input, start, i + 1 - start)
-      ?\\ -> key_token(input, start, i + 2)
-      _ -> key_token(input, start, i + 1)
     end
   end
 

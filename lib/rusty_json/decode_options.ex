@@ -85,7 +85,7 @@ defmodule RustyJson.DecodeOptions do
 
     case Map.get(opts, :keys, :strings) do
       fun when is_function(fun, 1) ->
-        # The function is applied in Elixir over ordered objects, so it sees every key in document order; its
+        # The function is applied in Elixir over ordered objects (`RustyJson.DecodeKeys`, in Jason's order); its
         # results are compared there for `duplicate_keys: :error`, with the positions the NIF adds to the pairs.
         positions = if duplicates == :error, do: @key_positions, else: 0
         {with_limits(flags ||| @ordered ||| positions, limits), fun, ordered, duplicates}
