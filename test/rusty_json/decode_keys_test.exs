@@ -117,4 +117,45 @@ defmodule RustyJson.DecodeKeysTest do
       end
     end
   end
+
+  describe "keys: :atoms! and :atoms on invalid input" do
+    # A key that is no atom (never made one: the tests only ask for existing atoms).
+    @missing "rusty_json_decode_keys_test_no_such_atom"
+
+    test "a key whose pair is not complete at the error is not made an atom: the DecodeError" do
+      # The position of the `x` at the end.
+      json = ~s({"#{@missing}": x)
+      at = byte_size(json) - 1
+      assert {:error, %DecodeError{position: ^at}} = RustyJson.decode(json, keys: :atoms!)
+      assert_raise DecodeError, fn -> RustyJson.decode!(json, keys: :atoms!) end
+
+      json = ~s({"a": {"#{@missing}": 1 x)
+      at = byte_size(json) - 1
+      assert {:error, %DecodeError{position: ^at}} = RustyJson.decode(json, keys: :atoms!)
+
+      long = String.duplicate("é", 300)
+      assert {:error, %DecodeError{}} = RustyJson.decode(~s({"#{long}": x), keys: :atoms)
+    end
+
+    test "a completed pair's key, or valid input, raises as Jason does" do
+      for json <- [
+            ~s({"#{@missing}": 1, "b": x),
+            ~s({"a": {"#{@missing}": 1}, x),
+            ~s({"#{@missing}": 1})
+          ] do
+        assert_raise ArgumentError, fn -> RustyJson.decode(json, keys: :atoms!) end
+      end
+
+      long = String.duplicate("é", 300)
+
+      assert_raise SystemLimitError, fn ->
+        RustyJson.decode(~s({"#{long}": 1, x), keys: :atoms)
+      end
+    end
+
+    test "the same in a stream item" do
+      stream = RustyJson.Stream.decode_documents([~s({"#{@missing}": x}\n)], keys: :atoms!)
+      assert_raise DecodeError, fn -> Enum.to_list(stream) end
+    end
+  end
 end
