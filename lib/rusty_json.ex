@@ -17,7 +17,8 @@ defmodule RustyJson do
   @type encodable :: term()
 
   @doc """
-  Encodes `input` to a JSON binary. Returns `{:ok, json}` or `{:error, exception}`.
+  Encodes `input` to a JSON binary. Returns `{:ok, json}` or `{:error, exception}`; raises `ArgumentError`, as
+  Jason does, when a `RustyJson.Fragment` (or an encoder implementation) gives something that is not iodata.
 
   Options (as Jason's):
     * `:escape`: `:json` (default), `:javascript_safe`, `:html_safe` or `:unicode_safe`.
