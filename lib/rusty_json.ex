@@ -20,7 +20,7 @@ defmodule RustyJson do
   Encodes `input` to a JSON binary. Returns `{:ok, json}` or `{:error, exception}`; raises `ArgumentError`, as
   Jason does, when a `RustyJson.Fragment` (or an encoder implementation) gives something that is not iodata.
 
-  Options (as Jason's):
+  Options (as Jason's, a keyword list or a map; anything else, or a bad value, raises `ArgumentError` naming it):
     * `:escape`: `:json` (default), `:javascript_safe`, `:html_safe` or `:unicode_safe`.
     * `:maps`: `:naive` (default) or `:strict` (two keys converting to the same string are an error).
     * `:pretty`: `true`, or a keyword list with `:indent`, `:line_separator`, `:after_colon`.
@@ -43,7 +43,7 @@ defmodule RustyJson do
       iex> :zlib.gunzip(gzip)
       ~s({"a":1})
   """
-  @spec encode(encodable(), keyword()) ::
+  @spec encode(encodable(), keyword() | map()) ::
           {:ok, String.t()} | {:error, EncodeError.t() | Exception.t()}
   def encode(input, opts \\ [])
   def encode(input, []), do: Encode.run(input, EncodeOptions.default())
@@ -52,7 +52,7 @@ defmodule RustyJson do
   @doc """
   Encodes `input` to a JSON binary; raises `RustyJson.EncodeError` or `Protocol.UndefinedError` on failure.
   """
-  @spec encode!(encodable(), keyword()) :: String.t()
+  @spec encode!(encodable(), keyword() | map()) :: String.t()
   def encode!(input, opts \\ [])
 
   def encode!(input, []) do
@@ -70,14 +70,14 @@ defmodule RustyJson do
   @doc """
   Encodes `input` to JSON iodata (a binary). Returns `{:ok, iodata}` or `{:error, exception}`.
   """
-  @spec encode_to_iodata(encodable(), keyword()) ::
+  @spec encode_to_iodata(encodable(), keyword() | map()) ::
           {:ok, iodata()} | {:error, EncodeError.t() | Exception.t()}
   def encode_to_iodata(input, opts \\ []), do: encode(input, opts)
 
   @doc """
   Encodes `input` to JSON iodata (a binary); raises like `encode!/2`.
   """
-  @spec encode_to_iodata!(encodable(), keyword()) :: iodata()
+  @spec encode_to_iodata!(encodable(), keyword() | map()) :: iodata()
   def encode_to_iodata!(input, opts \\ []), do: encode!(input, opts)
 
   # Inputs of at least this many bytes (about 70 µs of work) are decoded detached from the caller's heap: the
@@ -94,7 +94,7 @@ defmodule RustyJson do
   @doc """
   Decodes JSON `input` (a binary or iodata). Returns `{:ok, term}` or `{:error, %RustyJson.DecodeError{}}`.
 
-  Options (as Jason's):
+  Options (as Jason's, a keyword list or a map; anything else, or a bad value, raises `ArgumentError` naming it):
     * `:keys` - `:strings` (default), `:atoms`, `:atoms!` (existing atoms only; raises `ArgumentError`
       otherwise), `:copy`, `:intern` (keys repeated across objects are built once, and objects with the same
       keys share one keys tuple: faster and smaller for arrays of same-shaped objects; `:strings` does this
@@ -122,7 +122,7 @@ defmodule RustyJson do
   parser-differential attacks (another component reading the last of repeated keys), and a digit limit well
   under 1024 when integers feed arithmetic (huge integers convert and multiply in quadratic time).
   """
-  @spec decode(iodata(), keyword()) :: {:ok, term()} | {:error, DecodeError.t()}
+  @spec decode(iodata(), keyword() | map()) :: {:ok, term()} | {:error, DecodeError.t()}
   def decode(input, opts \\ [])
 
   # The common call (a binary, no options, not large) calls the NIF directly: no `run/2` in between.
@@ -153,7 +153,7 @@ defmodule RustyJson do
   Decodes JSON `input` (a binary or iodata); raises `RustyJson.DecodeError` on invalid input. Options as in
   `decode/2`.
   """
-  @spec decode!(iodata(), keyword()) :: term()
+  @spec decode!(iodata(), keyword() | map()) :: term()
   def decode!(input, opts \\ [])
 
   def decode!(input, []) when is_binary(input) and byte_size(input) < @detached_threshold do

@@ -7,8 +7,8 @@ defmodule RustyJson.Encode do
 
   alias RustyJson.{EncodeError, EncodeOptions, Fragment, Native, OrderedObject}
 
-  @typedoc "Encoder options as `RustyJson.Encoder.encode/2` receives them (or an encode keyword list)."
-  @type opts :: EncodeOptions.t() | keyword()
+  @typedoc "Encoder options as `RustyJson.Encoder.encode/2` receives them (or encode options, as a keyword list or map)."
+  @type opts :: EncodeOptions.t() | keyword() | map()
 
   @doc "Encodes any encodable value."
   @spec value(term(), opts()) :: iodata()

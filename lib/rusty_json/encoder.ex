@@ -202,7 +202,8 @@ defmodule RustyJson.Encoder.Derive do
     apply(Jason, :encode_to_iodata!, [struct, [escape: escape, maps: maps]])
   end
 
-  def jason_encode(struct, _opts), do: apply(Jason, :encode_to_iodata!, [struct])
+  # Options as `encode/2` takes them (an implementation called directly).
+  def jason_encode(struct, opts), do: jason_encode(struct, RustyJson.EncodeOptions.new(opts))
 
   @doc false
   # The `JSON.Encoder` implementation of `struct` (Elixir 1.18+; nil before, or when it has none). `apply/3`: the

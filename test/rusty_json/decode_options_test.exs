@@ -402,6 +402,41 @@ defmodule RustyJson.DecodeOptionsTest do
     test "unknown options are ignored, as in Jason" do
       assert RustyJson.decode("[1]", foo: :bar) == {:ok, [1]}
     end
+
+    test "options as a map, in every entry point, as decode/2 takes them" do
+      json = ~s({"a":[1.5]})
+      expected = %{a: [1.5]}
+      assert RustyJson.decode(json, %{keys: :atoms}) == {:ok, expected}
+      assert RustyJson.decode!(json, %{keys: :atoms, strings: :copy}) == expected
+      assert RustyJson.decode(json, %{}) == {:ok, %{"a" => [1.5]}}
+
+      for fun <- [&RustyJson.Stream.decode_documents/2, &RustyJson.Stream.decode_array/2] do
+        input = if fun == (&RustyJson.Stream.decode_array/2), do: "[#{json}]", else: json
+        assert input |> List.wrap() |> fun.(%{keys: :atoms}) |> Enum.to_list() == [expected]
+      end
+
+      assert_raise ArgumentError, ~r/:keys decode option/, fn ->
+        RustyJson.decode(json, %{keys: :nope})
+      end
+    end
+
+    test "any other form raises ArgumentError naming it, in every entry point" do
+      for {opts, message} <- [
+            {{:keys, :atoms}, "invalid decode options: {:keys, :atoms}"},
+            {:atoms, "invalid decode options: :atoms"},
+            {"keys", ~s(invalid decode options: "keys")},
+            {[:atoms], "invalid decode option: :atoms"},
+            {[{:keys, :atoms}, :strings], "invalid decode option: :strings"},
+            {[:a, :b], "invalid decode options: [:a, :b]"}
+          ] do
+        message = message <> "; expected a keyword list or a map of options"
+        assert_raise ArgumentError, message, fn -> RustyJson.decode("[]", opts) end
+        assert_raise ArgumentError, message, fn -> RustyJson.decode!("[]", opts) end
+        # Raised when the stream is made, not when it is first read.
+        assert_raise ArgumentError, message, fn -> RustyJson.Stream.decode_documents([], opts) end
+        assert_raise ArgumentError, message, fn -> RustyJson.Stream.decode_array([], opts) end
+      end
+    end
   end
 
   describe "input" do
