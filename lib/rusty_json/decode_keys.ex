@@ -3,7 +3,8 @@ defmodule RustyJson.DecodeKeys do
   # `keys: fun`. The NIF returns ordered objects and the function runs here, in Jason's order and at Jason's time:
   # Jason converts a key once its pair is complete (the value and the `,` or `}` after it read), so the keys of a
   # value come before the key of its pair, and on invalid input the keys of the pairs completed before the error
-  # have been converted (a raising function's exception wins over the DecodeError).
+  # have been converted (a raising function's exception wins over the DecodeError). `keys: :atoms`/`:atoms!` follow
+  # the same timing on invalid input (`atom_keys_error/3`).
 
   import Bitwise
 
