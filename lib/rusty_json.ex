@@ -9,7 +9,7 @@ defmodule RustyJson do
       %{"list" => [1, 2.5, nil]}
   """
 
-  alias RustyJson.{DecodeError, EncodeError, Native}
+  alias RustyJson.{DecodeError, DecodeKeys, EncodeError, Native}
   alias RustyJson.{Encode, EncodeOptions}
   require EncodeOptions
 
@@ -17,9 +17,10 @@ defmodule RustyJson do
   @type encodable :: term()
 
   @doc """
-  Encodes `input` to a JSON binary. Returns `{:ok, json}` or `{:error, exception}`.
+  Encodes `input` to a JSON binary. Returns `{:ok, json}` or `{:error, exception}`; raises `ArgumentError`, as
+  Jason does, when a `RustyJson.Fragment` (or an encoder implementation) gives something that is not iodata.
 
-  Options (as Jason's):
+  Options (as Jason's, a keyword list or a map; anything else, or a bad value, raises `ArgumentError` naming it):
     * `:escape`: `:json` (default), `:javascript_safe`, `:html_safe` or `:unicode_safe`.
     * `:maps`: `:naive` (default) or `:strict` (two keys converting to the same string are an error).
     * `:pretty`: `true`, or a keyword list with `:indent`, `:line_separator`, `:after_colon`.
@@ -42,7 +43,7 @@ defmodule RustyJson do
       iex> :zlib.gunzip(gzip)
       ~s({"a":1})
   """
-  @spec encode(encodable(), keyword()) ::
+  @spec encode(encodable(), keyword() | map()) ::
           {:ok, String.t()} | {:error, EncodeError.t() | Exception.t()}
   def encode(input, opts \\ [])
   def encode(input, []), do: Encode.run(input, EncodeOptions.default())
@@ -51,7 +52,7 @@ defmodule RustyJson do
   @doc """
   Encodes `input` to a JSON binary; raises `RustyJson.EncodeError` or `Protocol.UndefinedError` on failure.
   """
-  @spec encode!(encodable(), keyword()) :: String.t()
+  @spec encode!(encodable(), keyword() | map()) :: String.t()
   def encode!(input, opts \\ [])
 
   def encode!(input, []) do
@@ -69,14 +70,14 @@ defmodule RustyJson do
   @doc """
   Encodes `input` to JSON iodata (a binary). Returns `{:ok, iodata}` or `{:error, exception}`.
   """
-  @spec encode_to_iodata(encodable(), keyword()) ::
+  @spec encode_to_iodata(encodable(), keyword() | map()) ::
           {:ok, iodata()} | {:error, EncodeError.t() | Exception.t()}
   def encode_to_iodata(input, opts \\ []), do: encode(input, opts)
 
   @doc """
   Encodes `input` to JSON iodata (a binary); raises like `encode!/2`.
   """
-  @spec encode_to_iodata!(encodable(), keyword()) :: iodata()
+  @spec encode_to_iodata!(encodable(), keyword() | map()) :: iodata()
   def encode_to_iodata!(input, opts \\ []), do: encode!(input, opts)
 
   # Inputs of at least this many bytes (about 70 µs of work) are decoded detached from the caller's heap: the
@@ -93,11 +94,13 @@ defmodule RustyJson do
   @doc """
   Decodes JSON `input` (a binary or iodata). Returns `{:ok, term}` or `{:error, %RustyJson.DecodeError{}}`.
 
-  Options (as Jason's):
+  Options (as Jason's, a keyword list or a map; anything else, or a bad value, raises `ArgumentError` naming it):
     * `:keys` - `:strings` (default), `:atoms`, `:atoms!` (existing atoms only; raises `ArgumentError`
       otherwise), `:copy`, `:intern` (keys repeated across objects are built once, and objects with the same
       keys share one keys tuple: faster and smaller for arrays of same-shaped objects; `:strings` does this
-      too for inputs of 512 bytes or more) or a function of arity 1 applied to every key.
+      too for inputs of 512 bytes or more) or a function of arity 1 applied to every key,
+      in Jason's order: once the pair is complete (its value read, nested keys first); on invalid input, to the
+      keys of the pairs completed before the error, so an exception the function raises wins.
     * `:strings` - `:reference` (default; strings of more than 24 bytes without escapes share the input
       binary, more than 64 from OTP 27 on, as the VM's own sub-binaries do; shorter ones are copied) or `:copy`.
     * `:floats` - `:native` (default) or `:decimals` (needs the Decimal library).
@@ -119,7 +122,7 @@ defmodule RustyJson do
   parser-differential attacks (another component reading the last of repeated keys), and a digit limit well
   under 1024 when integers feed arithmetic (huge integers convert and multiply in quadratic time).
   """
-  @spec decode(iodata(), keyword()) :: {:ok, term()} | {:error, DecodeError.t()}
+  @spec decode(iodata(), keyword() | map()) :: {:ok, term()} | {:error, DecodeError.t()}
   def decode(input, opts \\ [])
 
   # The common call (a binary, no options, not large) calls the NIF directly: no `run/2` in between.
@@ -141,7 +144,7 @@ defmodule RustyJson do
     input = to_binary(input)
 
     case run_with(input, opts) do
-      {:error, reason} -> {:error, decode_exception(reason, input)}
+      {:error, reason} -> {:error, decode_exception(reason, input, opts)}
       term -> {:ok, term}
     end
   end
@@ -150,7 +153,7 @@ defmodule RustyJson do
   Decodes JSON `input` (a binary or iodata); raises `RustyJson.DecodeError` on invalid input. Options as in
   `decode/2`.
   """
-  @spec decode!(iodata(), keyword()) :: term()
+  @spec decode!(iodata(), keyword() | map()) :: term()
   def decode!(input, opts \\ [])
 
   def decode!(input, []) when is_binary(input) and byte_size(input) < @detached_threshold do
@@ -171,7 +174,7 @@ defmodule RustyJson do
     input = to_binary(input)
 
     case run_with(input, opts) do
-      {:error, reason} -> raise decode_exception(reason, input)
+      {:error, reason} -> raise decode_exception(reason, input, opts)
       term -> term
     end
   end
@@ -207,7 +210,7 @@ defmodule RustyJson do
   @spec decode_parsed(binary(), tuple()) :: {:ok, term()} | {:error, DecodeError.t()}
   def decode_parsed(input, parsed) do
     case run_parsed(input, parsed) do
-      {:error, reason} -> {:error, decode_exception(reason, input)}
+      {:error, reason} -> {:error, decode_exception(reason, input, parsed)}
       term -> {:ok, term}
     end
   end
@@ -219,60 +222,28 @@ defmodule RustyJson do
 
       {native, key_fun, ordered, duplicates} ->
         case run(input, native) do
-          {:error, _} = error ->
+          {:error, reason} = error ->
+            # Jason converted the keys of the pairs completed before the error: a raising function wins.
+            DecodeKeys.before_error(input, reason, key_fun)
             error
 
           term ->
-            try do
-              apply_keys(term, {key_fun, ordered, duplicates})
-            catch
-              {:duplicate_key, position} -> {:error, {position, key_token(input, position)}}
-            end
+            DecodeKeys.apply(term, input, {key_fun, ordered, duplicates})
         end
     end
   end
 
-  # `keys: fun`: the NIF returned ordered objects; apply the function to every key in document order, then
-  # build maps where the first of equal keys wins (as Jason does; the last with `duplicate_keys: :last`), unless
-  # ordered objects were asked for. With `duplicate_keys: :error` the pairs carry their key's position, and the
-  # first key whose result repeats an earlier one's (inner objects first, as in the NIF) is the error.
-  defp apply_keys(%RustyJson.OrderedObject{values: pairs}, {_fun, ordered, duplicates} = how) do
-    pairs =
-      case duplicates do
-        :error -> pairs |> Enum.map(&apply_key(&1, how)) |> unique_keys(%{})
-        _ -> Enum.map(pairs, &apply_key(&1, how))
-      end
+  # `keys: :atoms!` (or `:atoms`) could not make a key an atom as the NIF read it; Jason makes it once its pair is
+  # complete, so an error in the input before that is Jason's result. `opts` the call's, or parsed.
+  defp decode_exception({kind, _key} = reason, input, opts)
+       when kind in [:atom, :existing_atom] do
+    native =
+      if is_tuple(opts), do: elem(opts, 0), else: elem(RustyJson.DecodeOptions.parse(opts), 0)
 
-    cond do
-      ordered -> %RustyJson.OrderedObject{values: pairs}
-      duplicates == :last -> :maps.from_list(pairs)
-      true -> pairs |> :lists.reverse() |> :maps.from_list()
-    end
+    DecodeKeys.atom_keys_error(input, native, kind) || decode_exception(reason, input)
   end
 
-  defp apply_keys(list, how) when is_list(list), do: Enum.map(list, &apply_keys(&1, how))
-  defp apply_keys(other, _how), do: other
-
-  defp apply_key({k, v}, {fun, _, _} = how), do: {fun.(k), apply_keys(v, how)}
-  defp apply_key({k, v, at}, {fun, _, _} = how), do: {fun.(k), apply_keys(v, how), at}
-
-  defp unique_keys([], _seen), do: []
-
-  defp unique_keys([{k, v, at} | rest], seen) do
-    if Map.has_key?(seen, k), do: throw({:duplicate_key, at})
-    [{k, v} | unique_keys(rest, Map.put(seen, k, true))]
-  end
-
-  # The key at `position` (its opening quote) as written in the input, quotes included.
-  defp key_token(input, position), do: key_token(input, position, position + 1)
-
-  defp key_token(input, start, i) do
-    case :binary.at(input, i) do
-      ?" -> binary_part(input, start, i + 1 - start)
-      ?\\ -> key_token(input, start, i + 2)
-      _ -> key_token(input, start, i + 1)
-    end
-  end
+  defp decode_exception(reason, input, _opts), do: decode_exception(reason, input)
 
   # `keys: :atoms!` (or `:atoms`) could not make this key an atom: raise what Jason raises (String.to_atom/1
   # and String.to_existing_atom/1 are what it calls), even from decode/2.

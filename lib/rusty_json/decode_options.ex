@@ -14,6 +14,7 @@ defmodule RustyJson.DecodeOptions do
   @decimals 1 <<< 5
   @duplicates %{first: 0, last: 1 <<< 6, error: 1 <<< 7}
   @key_positions 1 <<< 8
+  @form "; expected a keyword list or a map of options"
 
   # Jason's default; `config :rusty_json, decoding_integer_digit_limit: n` changes it (read when RustyJson is
   # compiled, as Jason reads its own: see `RustyJson.decode/2`).
@@ -47,7 +48,7 @@ defmodule RustyJson.DecodeOptions do
   `{native, key_fun_or_nil, ordered_objects?, duplicate_keys}` for the options (the last value of an option
   wins); `native` is what the NIF reads.
   """
-  @spec parse(Enumerable.t()) ::
+  @spec parse(keyword() | map()) ::
           {non_neg_integer() | tuple(), (String.t() -> term()) | nil, boolean(),
            :first | :last | :error}
   def parse(opts)
@@ -70,7 +71,7 @@ defmodule RustyJson.DecodeOptions do
   def parse(floats: :native), do: {unquote(Macro.escape(native.(0))), nil, false, :first}
 
   def parse(opts) do
-    opts = Map.new(opts)
+    opts = to_map(opts)
     ordered = objects(Map.get(opts, :objects, :maps))
     duplicates = Map.get(opts, :duplicate_keys, :first)
     duplicate_bits = duplicates(duplicates)
@@ -85,7 +86,7 @@ defmodule RustyJson.DecodeOptions do
 
     case Map.get(opts, :keys, :strings) do
       fun when is_function(fun, 1) ->
-        # The function is applied in Elixir over ordered objects, so it sees every key in document order; its
+        # The function is applied in Elixir over ordered objects (`RustyJson.DecodeKeys`, in Jason's order); its
         # results are compared there for `duplicate_keys: :error`, with the positions the NIF adds to the pairs.
         positions = if duplicates == :error, do: @key_positions, else: 0
         {with_limits(flags ||| @ordered ||| positions, limits), fun, ordered, duplicates}
@@ -105,6 +106,26 @@ defmodule RustyJson.DecodeOptions do
         end
     end
   end
+
+  defp to_map(opts) when is_map(opts), do: opts
+
+  defp to_map(opts) when is_list(opts) do
+    Map.new(opts)
+  rescue
+    # An element that is not a `{key, value}` pair (or an improper list).
+    ArgumentError ->
+      case not_pairs(opts) do
+        [one] -> raise ArgumentError, "invalid decode option: #{inspect(one)}" <> @form
+        _ -> raise ArgumentError, "invalid decode options: #{inspect(opts)}" <> @form
+      end
+  end
+
+  defp to_map(other),
+    do: raise(ArgumentError, "invalid decode options: #{inspect(other)}" <> @form)
+
+  defp not_pairs([{_, _} | rest]), do: not_pairs(rest)
+  defp not_pairs([other | rest]), do: [other | not_pairs(rest)]
+  defp not_pairs(_end), do: []
 
   @doc """
   `native` with `keys: :strings` turned into `keys: :intern`: the same keys (equal binaries), shared between

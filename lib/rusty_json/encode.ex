@@ -7,8 +7,8 @@ defmodule RustyJson.Encode do
 
   alias RustyJson.{EncodeError, EncodeOptions, Fragment, Native, OrderedObject}
 
-  @typedoc "Encoder options as `RustyJson.Encoder.encode/2` receives them (or an encode keyword list)."
-  @type opts :: EncodeOptions.t() | keyword()
+  @typedoc "Encoder options as `RustyJson.Encoder.encode/2` receives them (or encode options, as a keyword list or map)."
+  @type opts :: EncodeOptions.t() | keyword() | map()
 
   @doc "Encodes any encodable value."
   @spec value(term(), opts()) :: iodata()
@@ -91,7 +91,7 @@ defmodule RustyJson.Encode do
   end
 
   def result({:error, :elixir}, term, opts), do: run_resolved(term, opts)
-  def result({:error, reason}, _term, _opts), do: {:error, exception(reason)}
+  def result({:error, reason}, _term, _opts), do: failure(reason)
 
   defp run_resolved(term, opts) do
     resolved = resolve(term, EncodeOptions.compact(opts))
@@ -99,20 +99,49 @@ defmodule RustyJson.Encode do
     case Native.encode(resolved, opts) do
       json when is_binary(json) -> {:ok, json}
       {:error, :elixir} -> {:error, exception({:unsupported, term})}
-      {:error, reason} -> {:error, exception(reason)}
+      {:error, reason} -> failure(reason)
     end
   rescue
     e in [EncodeError, Protocol.UndefinedError] -> encode_failure(e, __STACKTRACE__)
   end
 
+  # A fragment whose iodata is not iodata raises, from `encode/2` too: Jason's `encode/2` raises ArgumentError there
+  # (its `IO.iodata_to_binary/1` of the output). Other failures are returned.
+  defp failure({:unsupported, %Fragment{iodata: iodata}} = reason) when iodata != nil,
+    do: raise(exception(reason))
+
+  defp failure(reason), do: {:error, exception(reason)}
+
   # The NIF wrote everything but some structs (unregistered derived structs, custom implementations, fragment
   # functions): `parts` alternates its output's pieces with those terms, written here through the protocol.
   defp fill_holes(parts, opts) do
     {iodata, _registered} = Enum.map_reduce(parts, %{}, &hole(&1, &2, opts))
-    {:ok, IO.iodata_to_binary(iodata)}
+    {:ok, holes_to_binary(iodata, parts)}
   rescue
     e in [EncodeError, Protocol.UndefinedError] -> encode_failure(e, __STACKTRACE__)
   end
+
+  # A fragment function or an encoder implementation may have returned something that is not iodata: raise
+  # naming it and where it came from (the error path only looks for it).
+  defp holes_to_binary(iodata, parts) do
+    IO.iodata_to_binary(iodata)
+  rescue
+    e in ArgumentError ->
+      case Enum.find(Enum.zip(parts, iodata), fn {_part, piece} -> not iodata?(piece) end) do
+        {%Fragment{}, piece} -> raise exception({:invalid_iodata, "a RustyJson.Fragment", piece})
+        {%module{}, piece} -> raise exception({:invalid_iodata, implementation(module), piece})
+        _ -> reraise e, __STACKTRACE__
+      end
+  end
+
+  defp iodata?(piece) do
+    _ = IO.iodata_length([piece])
+    true
+  rescue
+    ArgumentError -> false
+  end
+
+  defp implementation(module), do: "the RustyJson.Encoder implementation for #{inspect(module)}"
 
   # An encoding failure met in Elixir (resolving structs, filling holes) is returned as the error; a
   # Protocol.UndefinedError of another protocol (e.g. String.Chars for a tuple key) is raised, as Jason does.
@@ -168,6 +197,15 @@ defmodule RustyJson.Encode do
   @spec exception(term()) :: Exception.t()
   def exception({:invalid_byte, _byte, _original} = reason), do: EncodeError.new(reason)
   def exception({:duplicate_key, _key} = reason), do: EncodeError.new(reason)
+
+  def exception({:unsupported, %Fragment{iodata: iodata}}) when iodata != nil,
+    do: exception({:invalid_iodata, "a RustyJson.Fragment", iodata})
+
+  def exception({:invalid_iodata, source, iodata}),
+    do:
+      ArgumentError.exception(
+        "invalid iodata in #{source}: #{inspect(iodata)} (not an iodata term)"
+      )
 
   def exception({:unsupported, value}) when is_bitstring(value) do
     %Protocol.UndefinedError{

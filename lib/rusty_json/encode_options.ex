@@ -19,13 +19,22 @@ defmodule RustyJson.EncodeOptions do
   @escape_aliases %{javascript: :javascript_safe, unicode: :unicode_safe}
 
   @default {:json, false, nil}
+  @form "; expected a keyword list or a map of options"
   @pretty_keys "expected :indent, :line_separator, :after_colon or :record_separator with iodata"
 
   @doc "The options of a call without options."
   defmacro default, do: Macro.escape(@default)
 
+  @doc """
+  The options as the NIF reads them, from a keyword list or a map (as `encode/2` takes them), or from the compact
+  tuple itself (what `RustyJson.Encoder` implementations receive and pass on). Raises `ArgumentError` naming a bad
+  option or value; a tuple is checked too, so no hand-made one reaches the NIF with values it would refuse.
+  """
   @spec new(keyword() | map() | t()) :: t()
-  def new(opts) when is_tuple(opts), do: opts
+  def new(opts) when is_tuple(opts) do
+    if compact?(opts), do: opts, else: invalid_options!(opts)
+  end
+
   def new(opts) when is_map(opts), do: new(Map.to_list(opts))
 
   def new(opts) when is_list(opts) do
@@ -37,9 +46,32 @@ defmodule RustyJson.EncodeOptions do
       {:compress, compress}, acc -> compress(acc, compress!(compress))
       # Jason ignores options it does not know (callers such as Phoenix pass their own).
       {_key, _value}, acc -> acc
-      other, _acc -> raise ArgumentError, "invalid encode option: #{inspect(other)}"
+      other, _acc -> raise ArgumentError, "invalid encode option: #{inspect(other)}" <> @form
     end)
   end
+
+  def new(other), do: invalid_options!(other)
+
+  defp invalid_options!(opts),
+    do: raise(ArgumentError, "invalid encode options: #{inspect(opts)}" <> @form)
+
+  defp compact?({escape, strict, pretty}),
+    do: escape in @escapes and is_boolean(strict) and layout?(pretty)
+
+  defp compact?({escape, strict, pretty, sort}),
+    do: compact?({escape, strict, pretty}) and is_boolean(sort)
+
+  defp compact?({escape, strict, pretty, sort, {:gzip, level}}) when level in 0..9,
+    do: compact?({escape, strict, pretty, sort})
+
+  defp compact?(_other), do: false
+
+  defp layout?(nil), do: true
+
+  defp layout?({indent, line, colon}),
+    do: is_binary(indent) and is_binary(line) and is_binary(colon)
+
+  defp layout?(_other), do: false
 
   @doc """
   The same options without pretty printing nor compression (for values encoded inside a protocol
@@ -51,8 +83,10 @@ defmodule RustyJson.EncodeOptions do
   def compact({escape, strict, _pretty, sort, _compress}), do: {escape, strict, nil, sort}
 
   @doc "Whether the options ask for object keys in byte order (`sort_keys: true`)."
-  @spec sort_keys?(t()) :: boolean()
+  @spec sort_keys?(t() | keyword() | map()) :: boolean()
   def sort_keys?(opts) when tuple_size(opts) >= 4, do: elem(opts, 3)
+  # An implementation called directly with options as `encode/2` takes them.
+  def sort_keys?(opts) when is_list(opts) or is_map(opts), do: sort_keys?(new(opts))
   def sort_keys?(_opts), do: false
 
   # `sort_keys: false` leaves a tuple without the flag as it is (the NIF then reads what it always read).

@@ -8,8 +8,9 @@ defmodule RustyJson.EncodeError do
 
   @doc """
   The error for an encoder failure, as `Jason.EncodeError.new/1`: `{:duplicate_key, key}` (two keys of one map that
-  convert to the same string, with `maps: :strict`) or `{:invalid_byte, byte, original}` (invalid UTF-8 in
-  `original`).
+  convert to the same string, with `maps: :strict`; the encoder passes the key as written in the call's escape
+  mode, without quotes, so `"<"` with `escape: :html_safe` is `\\u003C`) or `{:invalid_byte, byte, original}`
+  (invalid UTF-8 in `original`).
 
       iex> RustyJson.EncodeError.new({:duplicate_key, :a})
       %RustyJson.EncodeError{message: "duplicate key: a"}

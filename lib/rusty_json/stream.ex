@@ -28,6 +28,7 @@ defmodule RustyJson.Stream do
   """
 
   alias RustyJson.{DecodeError, Native}
+  require RustyJson.EncodeOptions
 
   # The most bytes one NIF call scans (splitting alone: under 0.5 ms even for 32K tiny items; the decoding stops
   # taking items after 0.5 ms and leaves the rest): larger chunks are fed in pieces of this size.
@@ -59,7 +60,7 @@ defmodule RustyJson.Stream do
       ...> |> Enum.to_list()
       [%{k: 1}, %{k: 2}]
   """
-  @spec decode_documents(Enumerable.t(), keyword()) :: Enumerable.t()
+  @spec decode_documents(Enumerable.t(), keyword() | map()) :: Enumerable.t()
   def decode_documents(enumerable, opts \\ []), do: decode(enumerable, :documents, opts)
 
   @doc """
@@ -75,7 +76,7 @@ defmodule RustyJson.Stream do
       iex> ["[1,2] 3"] |> RustyJson.Stream.decode_array() |> Enum.to_list()
       ** (RustyJson.DecodeError) unexpected byte at position 6 (line 1): 0x33 ("3")
   """
-  @spec decode_array(Enumerable.t(), keyword()) :: Enumerable.t()
+  @spec decode_array(Enumerable.t(), keyword() | map()) :: Enumerable.t()
   def decode_array(enumerable, opts \\ []), do: decode(enumerable, :array_items, opts)
 
   @doc """
@@ -88,10 +89,10 @@ defmodule RustyJson.Stream do
       ...> |> Enum.map(&IO.iodata_to_binary/1)
       [~s({"a":2,"b":1}\\n), ~s("\\\\u00E9"\\n)]
   """
-  @spec encode_lines(Enumerable.t(), keyword()) :: Enumerable.t()
+  @spec encode_lines(Enumerable.t(), keyword() | map()) :: Enumerable.t()
   def encode_lines(enumerable, opts \\ []) do
-    reject(opts, [:pretty, :compress], "encode_lines/2")
-    Stream.map(enumerable, &[RustyJson.encode!(&1, opts), ?\n])
+    opts = encode_options(opts, [:pretty, :compress], "encode_lines/2")
+    Stream.map(enumerable, &[encode!(&1, opts), ?\n])
   end
 
   @doc """
@@ -107,21 +108,33 @@ defmodule RustyJson.Stream do
       iex> [] |> RustyJson.Stream.encode_array() |> Enum.to_list()
       ["[]"]
   """
-  @spec encode_array(Enumerable.t(), keyword()) :: Enumerable.t()
+  @spec encode_array(Enumerable.t(), keyword() | map()) :: Enumerable.t()
   def encode_array(enumerable, opts \\ []) do
-    {chunk_bytes, opts} = Keyword.pop(opts, :chunk_bytes, 65_536)
+    # Checked first, so `opts` is a keyword list or a map below (encode options ignore `chunk_bytes`).
+    encode_opts = encode_options(opts, [:compress], "encode_array/2")
+
+    chunk_bytes =
+      case if(is_map(opts),
+             do: Map.fetch(opts, :chunk_bytes),
+             else: Keyword.fetch(opts, :chunk_bytes)
+           ) do
+        {:ok, chunk_bytes} -> chunk_bytes
+        :error -> 65_536
+      end
 
     unless is_integer(chunk_bytes) and chunk_bytes > 0 do
-      raise ArgumentError, "chunk_bytes must be a positive integer, got: #{inspect(chunk_bytes)}"
+      raise ArgumentError,
+            "invalid value for the :chunk_bytes option: #{inspect(chunk_bytes)}; " <>
+              "expected a positive integer"
     end
 
-    reject(opts, [:compress], "encode_array/2")
+    opts = encode_opts
 
     Stream.transform(
       enumerable,
       fn -> {"[", [], 0, false} end,
       fn item, {separator, acc, size, sent?} ->
-        json = RustyJson.encode!(item, opts)
+        json = encode!(item, opts)
         acc = [acc, separator, json]
         size = size + byte_size(json) + 1
 
@@ -137,14 +150,32 @@ defmodule RustyJson.Stream do
     )
   end
 
-  defp reject(opts, names, function) do
-    for name <- names, Keyword.get(opts, name, false) not in [false, nil, :none] do
+  # The encode options, parsed once for the whole stream (and checked as `RustyJson.encode/2` checks them), with
+  # the options `function` does not take refused; `[]` when they are the defaults, so each item takes
+  # `encode!/2`'s call without options.
+  defp encode_options(opts, refused, function) do
+    parsed = RustyJson.EncodeOptions.new(opts)
+
+    for name <- refused, given?(parsed, name) do
       raise ArgumentError,
             "RustyJson.Stream.#{function} does not take the #{inspect(name)} option"
     end
 
-    :ok
+    if parsed == RustyJson.EncodeOptions.default(), do: [], else: parsed
   end
+
+  # `RustyJson.encode!/2` with options parsed by `encode_options/3`.
+  defp encode!(item, []), do: RustyJson.encode!(item)
+
+  defp encode!(item, parsed) do
+    case RustyJson.Encode.run(item, parsed) do
+      {:ok, json} -> json
+      {:error, exception} -> raise exception
+    end
+  end
+
+  defp given?(parsed, :pretty), do: elem(parsed, 2) != nil
+  defp given?(parsed, :compress), do: tuple_size(parsed) == 5
 
   ## Decoding
 
@@ -152,12 +183,12 @@ defmodule RustyJson.Stream do
   # still open at the end of the last chunk (or nil). After an error the stream emits the values before it, then
   # raises when asked for more.
   defp decode(enumerable, mode, opts) do
+    # Options parsed (and checked) once for the whole stream, when it is made.
+    parsed = RustyJson.DecodeOptions.parse(opts)
+
     Stream.transform(
       enumerable,
       fn ->
-        # Options parsed (and checked) once for the whole stream.
-        parsed = RustyJson.DecodeOptions.parse(opts)
-
         # The NIF decodes items as it finds them, unless a key function must run on them in Elixir. Records
         # repeat their keys: the NIF's key cache shares them (the same values; half the key work).
         direct =

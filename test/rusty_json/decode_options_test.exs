@@ -239,7 +239,7 @@ defmodule RustyJson.DecodeOptionsTest do
       end
     end
 
-    test "a key function sees every key in order, nested and in ordered objects; first equal key wins" do
+    test "a key function sees every key, nested and in ordered objects; first equal key wins" do
       assert RustyJson.decode!(~s({"a":1,"A":2,"b":{"c":[{"d":1}]}}), keys: &String.upcase/1) ==
                %{"A" => 1, "B" => %{"C" => [%{"D" => 1}]}}
 
@@ -251,7 +251,8 @@ defmodule RustyJson.DecodeOptionsTest do
       end
 
       assert RustyJson.decode!(~s({"x":{"y":1},"z":2}), keys: fun) == %{x: %{y: 1}, z: 2}
-      assert Agent.get(agent, &Enum.reverse/1) == ["x", "y", "z"]
+      # Jason's order: a key once its pair is complete, so a value's keys before its own.
+      assert Agent.get(agent, &Enum.reverse/1) == ["y", "x", "z"]
 
       assert RustyJson.decode!(~s({"b":1,"a":2,"b":3}),
                keys: &String.upcase/1,
@@ -378,13 +379,13 @@ defmodule RustyJson.DecodeOptionsTest do
       assert RustyJson.Native.decode("[1.50, -0.0, 1e5, 2.5E-3, 12345678901234567890.1]", 32) == [
                decimal.(1, 150, -2),
                decimal.(-1, 0, -1),
-               decimal.(1, 1, 5),
+               decimal.(1, 10, 4),
                decimal.(1, 25, -4),
                decimal.(1, 123_456_789_012_345_678_901, -1)
              ]
 
-      # Only native floats have a range: Jason's `Decimal.new("1e400")` succeeds.
-      assert RustyJson.Native.decode("1e400", 32) == decimal.(1, 1, 400)
+      # Only native floats have a range: Jason's `Decimal.new("1.0e400")` succeeds.
+      assert RustyJson.Native.decode("1e400", 32) == decimal.(1, 10, 399)
       assert RustyJson.Native.decode("1e400", 0) == {:error, {0, "1e400"}}
     end
   end
@@ -400,6 +401,41 @@ defmodule RustyJson.DecodeOptionsTest do
 
     test "unknown options are ignored, as in Jason" do
       assert RustyJson.decode("[1]", foo: :bar) == {:ok, [1]}
+    end
+
+    test "options as a map, in every entry point, as decode/2 takes them" do
+      json = ~s({"a":[1.5]})
+      expected = %{a: [1.5]}
+      assert RustyJson.decode(json, %{keys: :atoms}) == {:ok, expected}
+      assert RustyJson.decode!(json, %{keys: :atoms, strings: :copy}) == expected
+      assert RustyJson.decode(json, %{}) == {:ok, %{"a" => [1.5]}}
+
+      for fun <- [&RustyJson.Stream.decode_documents/2, &RustyJson.Stream.decode_array/2] do
+        input = if fun == (&RustyJson.Stream.decode_array/2), do: "[#{json}]", else: json
+        assert input |> List.wrap() |> fun.(%{keys: :atoms}) |> Enum.to_list() == [expected]
+      end
+
+      assert_raise ArgumentError, ~r/:keys decode option/, fn ->
+        RustyJson.decode(json, %{keys: :nope})
+      end
+    end
+
+    test "any other form raises ArgumentError naming it, in every entry point" do
+      for {opts, message} <- [
+            {{:keys, :atoms}, "invalid decode options: {:keys, :atoms}"},
+            {:atoms, "invalid decode options: :atoms"},
+            {"keys", ~s(invalid decode options: "keys")},
+            {[:atoms], "invalid decode option: :atoms"},
+            {[{:keys, :atoms}, :strings], "invalid decode option: :strings"},
+            {[:a, :b], "invalid decode options: [:a, :b]"}
+          ] do
+        message = message <> "; expected a keyword list or a map of options"
+        assert_raise ArgumentError, message, fn -> RustyJson.decode("[]", opts) end
+        assert_raise ArgumentError, message, fn -> RustyJson.decode!("[]", opts) end
+        # Raised when the stream is made, not when it is first read.
+        assert_raise ArgumentError, message, fn -> RustyJson.Stream.decode_documents([], opts) end
+        assert_raise ArgumentError, message, fn -> RustyJson.Stream.decode_array([], opts) end
+      end
     end
   end
 

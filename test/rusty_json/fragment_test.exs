@@ -54,4 +54,66 @@ defmodule RustyJson.FragmentTest do
     assert RustyJson.encode!(ordered, pretty: true) ==
              ~s({\n  "b": {\n    "k": [\n      1,\n      2\n    ]\n  },\n  "a": null\n})
   end
+
+  describe "a fragment whose iodata is not iodata" do
+    # Jason raises ArgumentError (its IO.iodata_to_binary/1 of the output), from encode/2 too; RustyJson's message
+    # names the bad iodata.
+    @message "invalid iodata in a RustyJson.Fragment: [1000] (not an iodata term)"
+
+    test "raises ArgumentError naming it, from encode/2 and encode!/2" do
+      bad = Fragment.new([1000])
+
+      for term <- [
+            %{a: bad},
+            bad,
+            [1, [bad]],
+            %RustyJson.OrderedObject{values: [a: bad]},
+            Map.new(1..40, &{&1, bad}),
+            %RustyJson.Test.Derived{name: bad},
+            [%RustyJson.Test.Point{x: 1, y: bad}]
+          ],
+          opts <- [[], [pretty: true], [sort_keys: true], [compress: :gzip], [maps: :strict]] do
+        assert_raise ArgumentError, @message, fn -> RustyJson.encode(term, opts) end
+        assert_raise ArgumentError, @message, fn -> RustyJson.encode!(term, opts) end
+      end
+
+      assert_raise ArgumentError, @message, fn -> RustyJson.encode_to_iodata(%{a: bad}) end
+      assert_raise ArgumentError, @message, fn -> RustyJson.Encode.value([bad], []) end
+    end
+
+    test "from a fragment function or an encoder implementation" do
+      assert_raise ArgumentError, @message, fn ->
+        RustyJson.encode(%{a: Fragment.new(fn _opts -> [1000] end)})
+      end
+
+      assert_raise ArgumentError,
+                   "invalid iodata in a RustyJson.Fragment: %{} (not an iodata term)",
+                   fn ->
+                     RustyJson.encode([Fragment.new(fn _opts -> %{} end)])
+                   end
+
+      message =
+        "invalid iodata in the RustyJson.Encoder implementation for RustyJson.Test.BadIodata: " <>
+          "[-1] (not an iodata term)"
+
+      assert_raise ArgumentError, message, fn ->
+        RustyJson.encode(%{a: %RustyJson.Test.BadIodata{value: -1}})
+      end
+    end
+
+    test "in a stream" do
+      stream = RustyJson.Stream.encode_lines([1, Fragment.new(["2", [1000]])])
+
+      assert_raise ArgumentError,
+                   ~r/invalid iodata in a RustyJson.Fragment: \["2", \[1000\]\]/,
+                   fn ->
+                     Enum.to_list(stream)
+                   end
+    end
+
+    test "valid iodata, bytes included, is written" do
+      assert RustyJson.encode!([Fragment.new([?1, "2", [?3]])]) == "[123]"
+      assert RustyJson.encode!([Fragment.new(fn _ -> [?4, ["5"]] end)]) == "[45]"
+    end
+  end
 end

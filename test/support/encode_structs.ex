@@ -139,3 +139,13 @@ defmodule RustyJson.Test.Prefixed do
   @derive RustyJson.Encoder
   defstruct [:"a b", :a, :a!, :ab]
 end
+
+defmodule RustyJson.Test.BadIodata do
+  @moduledoc false
+  # An implementation whose result is not iodata (an integer above 255 in a list).
+  defstruct [:value]
+
+  defimpl RustyJson.Encoder do
+    def encode(%{value: value}, _opts), do: [value]
+  end
+end

@@ -46,17 +46,18 @@ impl TermBuilder<'_> {
         big.encode(self.rust_env).as_c_arg()
     }
 
-    /// `Decimal.new(token)` built natively: `%Decimal{sign, coef, exp}`.
+    /// `Decimal.new(token)` built natively: `%Decimal{sign, coef, exp}`. As Jason, a token with an exponent and no
+    /// fraction gets `.0` before the exponent first (`1e400` is `Decimal.new("1.0e400")`: coef 10, exp 399).
     pub(super) fn decimal(&self, text: &[u8]) -> T {
         let (sign, rest) = match text.first() {
             Some(b'-') => (-1i64, &text[1..]),
             _ => (1, text),
         };
         let (mantissa, exp_part) = match rest.iter().position(|&c| c == b'e' || c == b'E') {
-            Some(i) => (&rest[..i], &rest[i + 1..]),
-            None => (rest, &rest[rest.len()..]),
+            Some(i) => (&rest[..i], Some(&rest[i + 1..])),
+            None => (rest, None),
         };
-        let mut digits = Vec::with_capacity(mantissa.len());
+        let mut digits = Vec::with_capacity(mantissa.len() + 1);
         let mut frac = 0i64;
         let mut seen_dot = false;
         for &c in mantissa {
@@ -69,14 +70,11 @@ impl TermBuilder<'_> {
                 }
             }
         }
-        let exp: i64 = if exp_part.is_empty() {
-            0
-        } else {
-            std::str::from_utf8(exp_part)
-                .ok()
-                .and_then(|s| s.trim_start_matches('+').parse().ok())
-                .unwrap_or(0)
-        };
+        if exp_part.is_some() && !seen_dot {
+            digits.push(b'0');
+            frac = 1;
+        }
+        let exp = self.decimal_exp(exp_part.unwrap_or(b""), frac);
         let coef = self.integer_from_text(&digits);
         let keys = [
             atoms::__struct__().as_c_arg(),
@@ -88,10 +86,29 @@ impl TermBuilder<'_> {
             [
                 atoms::decimal().as_c_arg(),
                 coef,
-                enif_make_int64(self.env, exp - frac),
+                exp,
                 enif_make_int64(self.env, sign),
             ]
         };
         self.map_of(&keys, &values)
+    }
+
+    /// The exponent of a decimal: the token's (digits after an optional sign, or none) minus `frac`, the digits
+    /// after the point. Exponents beyond 64 bits are integers too, as `Decimal.new/1` makes them.
+    fn decimal_exp(&self, text: &[u8], frac: i64) -> T {
+        let written = std::str::from_utf8(text).unwrap_or("0");
+        let written = written.strip_prefix('+').unwrap_or(written);
+        if written.is_empty() {
+            return unsafe { enif_make_int64(self.env, -frac) };
+        }
+        if let Some(exp) = written
+            .parse::<i64>()
+            .ok()
+            .and_then(|e| e.checked_sub(frac))
+        {
+            return unsafe { enif_make_int64(self.env, exp) };
+        }
+        let big = rustler::BigInt::parse_bytes(written.as_bytes(), 10).expect("validated digits");
+        (big - frac).encode(self.rust_env).as_c_arg()
     }
 }

@@ -37,7 +37,9 @@ impl<'o> Walker<'o> {
             };
             if let Some(seen) = seen {
                 if !seen.insert(written) {
-                    return Err(Fail::DuplicateKey(key));
+                    // Jason's message shows the key as written in the call's escape mode, without its quotes.
+                    let escaped = &out.as_slice()[start + 1..out.len() - 1];
+                    return Err(Fail::DuplicateKey(escaped.to_vec()));
                 }
             }
         }

@@ -15,7 +15,7 @@ use rustler::sys::{
     enif_map_iterator_get_pair, enif_term_type, ErlNifEnv, ErlNifMapIterator, ErlNifTerm,
     ErlNifTermType,
 };
-use rustler::{Encoder, Env, Term};
+use rustler::{Encoder, Env, OwnedBinary, Term};
 use rustyjson_core::escape::Mode;
 use rustyjson_core::pretty::Pretty;
 
@@ -29,7 +29,8 @@ use super::values::step_map_iterator;
 pub(super) enum Fail {
     InvalidByte(u8, ErlNifTerm),
     Unsupported(ErlNifTerm),
-    DuplicateKey(ErlNifTerm),
+    /// A repeated key (`maps: :strict`): its escaped text, without quotes.
+    DuplicateKey(Vec<u8>),
     /// A list whose last tail is not `[]` (the tail).
     ImproperList(ErlNifTerm),
     /// The term needs Elixir (a struct, a fragment function, an unusual key): resolve there and call again.
@@ -43,7 +44,11 @@ impl Fail {
         let reason = match self {
             Fail::InvalidByte(b, original) => (atoms::invalid_byte(), b, t(original)).encode(env),
             Fail::Unsupported(value) => (atoms::unsupported(), t(value)).encode(env),
-            Fail::DuplicateKey(key) => (atoms::duplicate_key(), t(key)).encode(env),
+            Fail::DuplicateKey(key) => {
+                let mut bin = OwnedBinary::new(key.len());
+                bin.as_mut_slice().copy_from_slice(&key);
+                (atoms::duplicate_key(), bin.release(env)).encode(env)
+            }
             Fail::ImproperList(tail) => (atoms::improper_list(), t(tail)).encode(env),
             Fail::Elixir | Fail::Budget => atoms::elixir().encode(env),
         };
