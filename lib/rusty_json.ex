@@ -144,7 +144,7 @@ defmodule RustyJson do
     input = to_binary(input)
 
     case run_with(input, opts) do
-      {:error, reason} -> {:error, decode_exception(reason, input, opts)}
+      {:error, reason} -> {:error, decode_exception(reason, input)}
       term -> {:ok, term}
     end
   end
@@ -174,7 +174,7 @@ defmodule RustyJson do
     input = to_binary(input)
 
     case run_with(input, opts) do
-      {:error, reason} -> raise decode_exception(reason, input, opts)
+      {:error, reason} -> raise decode_exception(reason, input)
       term -> term
     end
   end
@@ -210,7 +210,7 @@ defmodule RustyJson do
   @spec decode_parsed(binary(), tuple()) :: {:ok, term()} | {:error, DecodeError.t()}
   def decode_parsed(input, parsed) do
     case run_parsed(input, parsed) do
-      {:error, reason} -> {:error, decode_exception(reason, input, parsed)}
+      {:error, reason} -> {:error, decode_exception(reason, input)}
       term -> {:ok, term}
     end
   end
@@ -232,18 +232,6 @@ defmodule RustyJson do
         end
     end
   end
-
-  # `keys: :atoms!` (or `:atoms`) could not make a key an atom as the NIF read it; Jason makes it once its pair is
-  # complete, so an error in the input before that is Jason's result. `opts` the call's, or parsed.
-  defp decode_exception({kind, _key} = reason, input, opts)
-       when kind in [:atom, :existing_atom] do
-    native =
-      if is_tuple(opts), do: elem(opts, 0), else: elem(RustyJson.DecodeOptions.parse(opts), 0)
-
-    DecodeKeys.atom_keys_error(input, native, kind) || decode_exception(reason, input)
-  end
-
-  defp decode_exception(reason, input, _opts), do: decode_exception(reason, input)
 
   # `keys: :atoms!` (or `:atoms`) could not make this key an atom: raise what Jason raises (String.to_atom/1
   # and String.to_existing_atom/1 are what it calls), even from decode/2.

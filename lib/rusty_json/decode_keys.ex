@@ -3,10 +3,8 @@ defmodule RustyJson.DecodeKeys do
   # `keys: fun`. The NIF returns ordered objects and the function runs here, in Jason's order and at Jason's time:
   # Jason converts a key once its pair is complete (the value and the `,` or `}` after it read), so the keys of a
   # value come before the key of its pair, and on invalid input the keys of the pairs completed before the error
-  # have been converted (a raising function's exception wins over the DecodeError). `keys: :atoms`/`:atoms!` follow
-  # the same timing on invalid input (`atom_keys_error/3`).
-
-  import Bitwise
+  # have been converted (a raising function's exception wins over the DecodeError). (`keys: :atoms`/`:atoms!` follow
+  # the same timing in the parser, which reports a key it cannot convert after its pair's `,` or `}`.)
 
   @typedoc "The function, whether ordered objects were asked for, and the `duplicate_keys` mode."
   @type how :: {(String.t() -> term()), boolean(), :first | :last | :error}
@@ -44,30 +42,6 @@ defmodule RustyJson.DecodeKeys do
       fun.(RustyJson.decode!(binary_part(input, start, length)))
     end)
   end
-
-  @doc """
-  `keys: :atoms` or `:atoms!` could not make a key an atom (`kind` `:atom` or `:existing_atom`). The NIF makes
-  atoms as it reads keys, Jason once a pair is complete: decodes `input` again with string keys (`native`
-  otherwise the same) and, when that fails, makes atoms of the keys completed before the error, as Jason does
-  (raising if one cannot be), and returns the DecodeError. nil when the input is valid (Jason raises too).
-  """
-  @spec atom_keys_error(binary(), non_neg_integer() | tuple(), :atom | :existing_atom) ::
-          RustyJson.DecodeError.t() | nil
-  def atom_keys_error(input, native, kind) do
-    case RustyJson.decode_parsed(input, {string_keys(native), nil, false, :first}) do
-      {:ok, _} ->
-        nil
-
-      {:error, error} ->
-        fun = if kind == :atom, do: &String.to_atom/1, else: &String.to_existing_atom/1
-        before_error(input, error.position, fun)
-        error
-    end
-  end
-
-  # Bits 0-2 of the NIF's flags are the key mode; 0 is :strings.
-  defp string_keys({flags, digits, depth}), do: {string_keys(flags), digits, depth}
-  defp string_keys(flags), do: flags &&& ~~~7
 
   defp apply_keys(%RustyJson.OrderedObject{values: pairs}, {_fun, ordered, duplicates} = how) do
     pairs =
