@@ -167,7 +167,7 @@ pub fn format(input: &[u8], layout: &Layout) -> Vec<u8> {
     out
 }
 
-/// The length of [`format`]'s output (saturating at `u64::MAX`), found in time linear in the input whatever the
+/// The length of [`format()`]'s output (saturating at `u64::MAX`), found in time linear in the input whatever the
 /// output's size: deep nesting makes long lines (a 40 KB input can lay out to 800 MB), and a caller that must
 /// bound its work per call decides where to run from this.
 pub fn formatted_len(input: &[u8], layout: &Layout) -> u64 {
