@@ -6,7 +6,8 @@
 #
 #   mix run bench/holds.exs                 # options: --runs N (calls per class, default 3), --out PATH
 Code.require_file("../test/support/apt_libs.exs", __DIR__)
-RustyJson.AptLibs.add_paths!([:jiffy])
+# jiffy where the VM's suite packages it (not in Debian sid).
+RustyJson.AptLibs.add_paths_if_present([:jiffy])
 
 defmodule RustyJson.Bench.Holds do
   @moduledoc false
@@ -50,11 +51,13 @@ defmodule RustyJson.Bench.Holds do
          {fn -> RustyJson.Formatter.pretty_print(input) end, nil}
        end},
       {"`decode` of a 50 MB string, escape-dense",
-       fn -> {fn -> RustyJson.decode!(string) end, fn -> :jiffy.decode(string) end} end},
+       fn -> {fn -> RustyJson.decode!(string) end, jiffy(fn -> :jiffy.decode(string) end)} end},
       {"`decode` of an object whose key is that string",
        fn ->
          object = "{" <> string <> ":1}"
-         {fn -> RustyJson.decode!(object) end, fn -> :jiffy.decode(object, [:return_maps]) end}
+
+         {fn -> RustyJson.decode!(object) end,
+          jiffy(fn -> :jiffy.decode(object, [:return_maps]) end)}
        end},
       {"`Stream.decode_documents` of a 36 MB string in 64 KiB chunks",
        fn ->
@@ -85,10 +88,12 @@ defmodule RustyJson.Bench.Holds do
          digits = String.duplicate("7", 1_000_000)
 
          {fn -> RustyJson.decode!(digits, decoding_integer_digit_limit: 1_000_000) end,
-          fn -> :jiffy.decode(digits) end}
+          jiffy(fn -> :jiffy.decode(digits) end)}
        end}
     ]
   end
+
+  defp jiffy(call), do: if(Code.ensure_loaded?(:jiffy), do: call)
 
   defp measure(call, runs) do
     previous = :erlang.system_monitor(self(), [{:long_schedule, 1}])

@@ -130,13 +130,23 @@ defmodule RustyJson.DecodeKeys do
   defp string_end(bytes, i) do
     case :binary.match(bytes, ["\"", "\\"]) do
       {at, 1} ->
-        case bytes do
-          <<_::binary-size(at), ?", rest::binary>> -> {rest, i + at + 1}
-          <<_::binary-size(at), ?\\, _, rest::binary>> -> string_end(rest, i + at + 2)
-          _ -> nil
-        end
+        string_end(bytes, at, i)
 
       :nomatch ->
+        nil
+    end
+  end
+
+  # The quote or backslash at `at`: the string's end, or an escape to step over (nil: cut by the prefix's end).
+  defp string_end(bytes, at, i) do
+    case :binary.at(bytes, at) do
+      ?" ->
+        {binary_part(bytes, at + 1, byte_size(bytes) - at - 1), i + at + 1}
+
+      ?\\ when byte_size(bytes) >= at + 2 ->
+        string_end(binary_part(bytes, at + 2, byte_size(bytes) - at - 2), i + at + 2)
+
+      ?\\ ->
         nil
     end
   end
