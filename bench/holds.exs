@@ -8,9 +8,11 @@
 Code.require_file("../test/support/apt_libs.exs", __DIR__)
 # jiffy where the VM's suite packages it (not in Debian sid).
 RustyJson.AptLibs.add_paths_if_present([:jiffy])
+Code.require_file("timed_calls.exs", __DIR__)
 
 defmodule RustyJson.Bench.Holds do
   @moduledoc false
+  alias RustyJson.Bench.TimedCalls
 
   def main(argv) do
     {opts, _} = OptionParser.parse!(argv, strict: [runs: :integer, out: :string])
@@ -19,7 +21,13 @@ defmodule RustyJson.Bench.Holds do
     rows =
       for {name, build} <- classes() do
         {ours, jiffy} = build.()
-        row = %{name: name, ours: measure(ours, runs), jiffy: jiffy && measure(jiffy, runs)}
+
+        row = %{
+          name: name,
+          ours: TimedCalls.run(ours, runs),
+          jiffy: jiffy && TimedCalls.run(jiffy, runs)
+        }
+
         IO.puts(:stderr, "#{name}: #{cell(row.ours)}")
         row
       end
@@ -94,37 +102,6 @@ defmodule RustyJson.Bench.Holds do
   end
 
   defp jiffy(call), do: if(Code.ensure_loaded?(:jiffy), do: call)
-
-  defp measure(call, runs) do
-    previous = :erlang.system_monitor(self(), [{:long_schedule, 1}])
-
-    times =
-      for _ <- 1..runs do
-        task =
-          Task.async(fn ->
-            {us, _} = :timer.tc(call)
-            us
-          end)
-
-        Task.await(task, :infinity)
-      end
-
-    case previous do
-      :undefined -> :erlang.system_monitor(:undefined)
-      {pid, opts} -> :erlang.system_monitor(pid, opts)
-    end
-
-    :erlang.garbage_collect()
-    %{us: Enum.min(times), hold_ms: longest_hold(0)}
-  end
-
-  defp longest_hold(longest) do
-    receive do
-      {:monitor, _, :long_schedule, info} -> longest_hold(max(longest, info[:timeout]))
-    after
-      0 -> longest
-    end
-  end
 
   defp cell(nil), do: "-"
   defp cell(%{hold_ms: 0, us: us}), do: "< 1 ms / #{time(us)}"

@@ -11,6 +11,7 @@
 # Each call runs in a fresh process, as in a request process; the time includes the scheduler hop to a dirty
 # scheduler and the garbage collection that moves a decoded term into the process's heap.
 import Bitwise
+Code.require_file("timed_calls.exs", __DIR__)
 
 defmodule RustyJson.Bench.WorstCase do
   @moduledoc false
@@ -227,34 +228,9 @@ defmodule RustyJson.Bench.WorstCase do
   defp measure(build, n, runs) do
     {bytes, call} = build.(n)
 
-    # The longest time a call held a normal scheduler in one go (the VM's long_schedule reports, from 1 ms).
-    previous = :erlang.system_monitor(self(), [{:long_schedule, 1}])
-
-    times =
-      for _ <- 1..runs do
-        task =
-          Task.async(fn ->
-            {us, :ok} = :timer.tc(call)
-            us
-          end)
-
-        Task.await(task, :infinity)
-      end
-
-    restore_monitor(previous)
-    :erlang.garbage_collect()
-    %{n: n, bytes: bytes, us: Enum.min(times), hold_ms: longest_hold(0)}
-  end
-
-  defp restore_monitor(:undefined), do: :erlang.system_monitor(:undefined)
-  defp restore_monitor({pid, opts}), do: :erlang.system_monitor(pid, opts)
-
-  defp longest_hold(longest) do
-    receive do
-      {:monitor, _, :long_schedule, info} -> longest_hold(max(longest, info[:timeout]))
-    after
-      0 -> longest
-    end
+    # The call's result is checked in the process that runs it (a clean result or a clean error).
+    timed = RustyJson.Bench.TimedCalls.run(fn -> :ok = call.() end, runs)
+    Map.merge(%{n: n, bytes: bytes}, timed)
   end
 
   defp table(rows, runs) do
