@@ -28,6 +28,8 @@ test: deps
 	cd native && cargo test --workspace --release
 	# The core again with overflow checks (the release profile wraps silently).
 	cd native && cargo test -p rustyjson_core
+	# The declared lowest Rust (rust-version in native/Cargo.toml) still builds everything.
+	scripts/check-rust-version
 	scripts/dialyzer
 
 # The version matrix: compile with warnings as errors and run the tests on OTP 27 / Elixir 1.18 (Debian trixie)
