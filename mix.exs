@@ -1,24 +1,88 @@
+Code.require_file("mix/precompiled.exs", __DIR__)
+
 defmodule Mix.Tasks.Compile.RustyJsonNative do
   @moduledoc """
-  Builds RustyJson's NIF with cargo and places it at `priv/native/rustyjson_nif.so`.
+  Installs RustyJson's NIF at `priv/native/rustyjson_nif.so`: a precompiled one when the checksum file beside
+  mix.exs lists an artifact for the running VM (its SHA-256 verified before use), otherwise built with cargo.
 
   Runs before the Elixir compiler, because `RustyJson.Native` loads the library in `@on_load`, which runs at
-  compile time too. Set `RUSTYJSON_CARGO_PROFILE` to pick a cargo profile (default `release`).
+  compile time too. Settings (environment variable, or `config :rusty_json, ...`):
+    * `RUSTYJSON_BUILD=1` / `build_from_source: true`: always build with cargo (a `-dev` version always does).
+    * `RUSTYJSON_PRECOMPILED_URL` / `precompiled_url:`: where artifacts are (https, `file://` or a directory);
+      the project's release of this version by default.
+    * `RUSTYJSON_CACHE_DIR`: the download cache (default: the user's cache directory, `rusty_json/precompiled`).
+    * `RUSTYJSON_CARGO_PROFILE`: the cargo profile of a build (default `release`).
   """
   use Mix.Task.Compiler
 
+  alias RustyJson.Precompiled
+
   @crate "rustyjson_nif"
+  # The lowest Rust that builds the NIF: native/Cargo.toml's rust-version.
+  @rust_version "1.91"
 
   @impl true
   def run(_args) do
+    dest = Path.expand("priv/native/#{@crate}.so", __DIR__)
+
+    result =
+      case precompiled() do
+        {:ok, name, sha256, base_url} ->
+          case Precompiled.install(name, sha256, base_url, cache_dir(), dest) do
+            :ok -> :ok
+            {:error, why} -> build!(dest, {name, base_url, why})
+          end
+
+        :build ->
+          build!(dest, nil)
+      end
+
+    # On a clean clone priv/ did not exist when Mix linked the build's priv dir; link it now.
+    Mix.Project.build_structure()
+    result
+  end
+
+  # The artifact to install, or `:build`: building forced, a `-dev` version, no checksum file (a checkout of
+  # the repository) or no artifact for this VM's target.
+  defp precompiled do
+    version = Mix.Project.config()[:version]
+    checksums = Precompiled.read_checksums(Path.expand(Precompiled.checksum_file(), __DIR__))
+    target = Precompiled.target()
+
+    cond do
+      force_build?() or String.ends_with?(version, "-dev") or checksums == %{} or target == nil ->
+        :build
+
+      picked = Precompiled.pick(checksums, version, target) ->
+        {name, sha256} = picked
+        {:ok, name, sha256, base_url(version)}
+
+      true ->
+        :build
+    end
+  end
+
+  defp force_build? do
+    System.get_env("RUSTYJSON_BUILD") in ["1", "true"] or
+      Application.get_env(:rusty_json, :build_from_source, false) == true
+  end
+
+  defp base_url(version) do
+    System.get_env("RUSTYJSON_PRECOMPILED_URL") ||
+      Application.get_env(:rusty_json, :precompiled_url) ||
+      "#{Mix.Project.config()[:source_url]}/releases/download/v#{version}"
+  end
+
+  defp cache_dir do
+    System.get_env("RUSTYJSON_CACHE_DIR") ||
+      Path.join(:filename.basedir(:user_cache, ~c"rusty_json") |> List.to_string(), "precompiled")
+  end
+
+  # `tried`: the artifact that could not be had ({name, base URL, why}), for the error when cargo is missing too.
+  defp build!(dest, tried) do
     cargo = System.find_executable("cargo") || Path.expand("~/.cargo/bin/cargo")
 
-    unless File.exists?(cargo) do
-      Mix.raise("""
-      RustyJson needs cargo (Rust >= 1.91) to build its NIF, and cargo was not found on PATH or in ~/.cargo/bin.
-      Install Rust with rustup (or run `make test`, which installs what is missing), then retry.
-      """)
-    end
+    unless File.exists?(cargo), do: Mix.raise(no_cargo_message(tried))
 
     profile = System.get_env("RUSTYJSON_CARGO_PROFILE", "release")
     native = Path.expand("native", __DIR__)
@@ -43,11 +107,25 @@ defmodule Mix.Tasks.Compile.RustyJsonNative do
       )
     end
 
-    built = Path.join([target_dir, profile_dir(profile), library_file()])
-    result = install(built, Path.expand("priv/native/#{@crate}.so", __DIR__))
-    # On a clean clone priv/ did not exist when Mix linked the build's priv dir; link it now.
-    Mix.Project.build_structure()
-    result
+    install(Path.join([target_dir, profile_dir(profile), library_file()]), dest)
+  end
+
+  defp no_cargo_message(nil) do
+    """
+    RustyJson needs cargo (Rust >= #{@rust_version}) to build its NIF, and cargo was not found on PATH or in \
+    ~/.cargo/bin; no precompiled NIF is listed for this VM (target #{Precompiled.target() || "unsupported"}, NIF \
+    version #{:erlang.system_info(:nif_version)}). Install Rust #{@rust_version} or later with rustup, then retry.\
+    """
+  end
+
+  defp no_cargo_message({name, base_url, why}) do
+    """
+    RustyJson could not get its precompiled NIF #{name} (target #{Precompiled.target()}, NIF version \
+    #{:erlang.system_info(:nif_version)}) from #{base_url}: #{why}
+    and cargo, to build it instead, was not found on PATH or in ~/.cargo/bin. Either install Rust \
+    #{@rust_version} or later with rustup, or point RUSTYJSON_PRECOMPILED_URL (or config :rusty_json, \
+    precompiled_url:) at a URL or directory holding the artifact.\
+    """
   end
 
   defp profile_dir("dev"), do: "debug"
