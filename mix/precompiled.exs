@@ -29,7 +29,7 @@ defmodule RustyJson.Precompiled do
     with [cpu | _] <- String.split(arch, "-"),
          cpu when cpu in ["x86_64", "aarch64"] <- normalize_cpu(cpu),
          true <- String.contains?(arch, "linux") do
-      libc = if String.contains?(arch, "musl") or musl_loader?(), do: "musl", else: "gnu"
+      libc = if String.contains?(arch, "musl") or musl_vm?(), do: "musl", else: "gnu"
       "#{cpu}-unknown-linux-#{libc}"
     else
       _ -> nil
@@ -40,8 +40,14 @@ defmodule RustyJson.Precompiled do
   defp normalize_cpu("amd64"), do: "x86_64"
   defp normalize_cpu(cpu), do: cpu
 
-  # Alpine's OTP reports a `-linux-gnu` style triple on some builds: its dynamic loader tells.
-  defp musl_loader?, do: Path.wildcard("/lib/ld-musl-*.so.1") != []
+  # Whether the running VM is linked with musl (its triple does not always say): the libraries it has mapped tell,
+  # not which loaders the system has installed.
+  defp musl_vm? do
+    case File.read("/proc/self/maps") do
+      {:ok, maps} -> String.contains?(maps, "ld-musl") or String.contains?(maps, "libc.musl")
+      {:error, _} -> false
+    end
+  end
 
   @doc """
   The artifact for this VM in `checksums` (a map of file name to `"sha256:<hex>"`): `{name, sha256}` of the highest
