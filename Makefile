@@ -5,7 +5,7 @@ export PATH := $(HOME)/.cargo/bin:$(PATH)
 export LC_ALL := C.UTF-8
 export LANG := C.UTF-8
 
-.PHONY: demo test test-matrix deps build dialyzer bench bench-matrix bench-quick bench-streams bench-streams-matrix fuzz soak latency worst-case clean
+.PHONY: demo test test-matrix test-arm64 deps build dialyzer bench bench-matrix bench-quick bench-streams bench-streams-matrix fuzz soak latency worst-case clean
 
 deps:
 	@scripts/install-deps
@@ -38,6 +38,11 @@ test: deps
 SUITES ?= trixie sid
 test-matrix: deps
 	scripts/test-matrix $(SUITES)
+
+# arm64: the aarch64 artifact cross-built, the core's tests under qemu, and a trixie arm64 root (no Rust) that
+# installs the artifact and runs a subset of the suite under emulation (needs root; scripts/test-arm64).
+test-arm64: deps
+	scripts/test-arm64
 
 # Dialyzer from apt's erlang-dialyzer; the PLT is built once (a few minutes) and cached in ~/.cache/rusty_json.
 dialyzer: deps

@@ -68,13 +68,16 @@ defmodule Mix.Tasks.Compile.RustyJsonNative do
   end
 
   defp base_url(version) do
-    System.get_env("RUSTYJSON_PRECOMPILED_URL") ||
+    env("RUSTYJSON_PRECOMPILED_URL") ||
       Application.get_env(:rusty_json, :precompiled_url) ||
       "#{Mix.Project.config()[:source_url]}/releases/download/v#{version}"
   end
 
+  # An environment variable's value; an empty one counts as unset.
+  defp env(name), do: if(System.get_env(name) in [nil, ""], do: nil, else: System.get_env(name))
+
   defp cache_dir do
-    System.get_env("RUSTYJSON_CACHE_DIR") ||
+    env("RUSTYJSON_CACHE_DIR") ||
       Path.join(:filename.basedir(:user_cache, ~c"rusty_json") |> List.to_string(), "precompiled")
   end
 
