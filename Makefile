@@ -5,7 +5,7 @@ export PATH := $(HOME)/.cargo/bin:$(PATH)
 export LC_ALL := C.UTF-8
 export LANG := C.UTF-8
 
-.PHONY: demo test test-matrix test-arm64 deps build dialyzer bench bench-matrix bench-quick bench-streams bench-streams-matrix fuzz soak latency worst-case clean
+.PHONY: demo test test-matrix test-arm64 precompile deps build dialyzer bench bench-matrix bench-quick bench-streams bench-streams-matrix fuzz soak latency worst-case clean
 
 deps:
 	@scripts/install-deps
@@ -38,6 +38,11 @@ test: deps
 SUITES ?= trixie sid
 test-matrix: deps
 	scripts/test-matrix $(SUITES)
+
+# Release artifacts: the NIF cross-built for each precompiled target, archived, and the checksum file that goes
+# next to mix.exs in the package (native/target/precompiled/; scripts/precompile).
+precompile: deps
+	scripts/precompile
 
 # arm64: the aarch64 artifact cross-built, the core's tests under qemu, and a trixie arm64 root (no Rust) that
 # installs the artifact and runs a subset of the suite under emulation (needs root; scripts/test-arm64).

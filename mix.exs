@@ -196,7 +196,8 @@ defmodule RustyJson.MixProject do
       files: ~w(lib native/Cargo.toml native/Cargo.lock
                 native/rustyjson_core/Cargo.toml native/rustyjson_core/src native/rustyjson_core/LICENSE-zmij
                 native/rustyjson_nif/Cargo.toml native/rustyjson_nif/src
-                mix.exs README.md BENCHMARKS.md CHANGELOG.md LICENSE)
+                mix.exs mix/precompiled.exs checksum-Elixir.RustyJson.Native.exs
+                README.md BENCHMARKS.md CHANGELOG.md LICENSE)
     ]
   end
 end

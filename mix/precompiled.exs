@@ -147,8 +147,7 @@ defmodule RustyJson.Precompiled do
   end
 
   defp http_get(url, attempts) do
-    {:ok, _} = Application.ensure_all_started(:inets)
-    {:ok, _} = Application.ensure_all_started(:ssl)
+    for app <- [:inets, :ssl], available?(app), do: {:ok, _} = Application.ensure_all_started(app)
     set_proxies()
 
     request = {String.to_charlist(url), [{~c"user-agent", ~c"rusty_json mix compile"}]}
@@ -212,7 +211,28 @@ defmodule RustyJson.Precompiled do
     |> Enum.map(&(&1 |> String.trim() |> String.to_charlist()))
   end
 
+  # Mix (Elixir 1.15+) keeps only the project's own applications in the code path while it compiles: OTP's
+  # crypto, inets and ssl are added back when the VM has them.
+  defp available?(app) do
+    if function_exported?(Mix, :ensure_application!, 1) do
+      try do
+        apply(Mix, :ensure_application!, [app])
+      rescue
+        _ -> :missing
+      end
+    end
+
+    Code.ensure_loaded?(app) or match?({:ok, _}, :application.get_all_key(app))
+  end
+
   defp verify!(archive, expected, name, source) do
+    unless available?(:crypto) do
+      Mix.raise(
+        "verifying the precompiled RustyJson NIF #{name} needs OTP's crypto application (Debian: erlang-crypto); " <>
+          "install it, or build from source with RUSTYJSON_BUILD=1"
+      )
+    end
+
     actual = :crypto.hash(:sha256, archive) |> Base.encode16(case: :lower)
 
     if actual == expected do
