@@ -95,16 +95,17 @@ defmodule RustyJson.PrecompiledTest do
 
     {:ok, _} = Application.ensure_all_started(:inets)
 
-    {:ok, pid} =
-      :inets.start(:httpd,
-        port: 0,
-        server_name: ~c"rusty_json_test",
-        server_root: String.to_charlist(ctx.tmp_dir),
-        document_root: String.to_charlist(ctx.served),
-        bind_address: {127, 0, 0, 1}
-      )
+    # Through apply/3: inets is not among the project's applications, which Elixir 1.15+ checks calls against.
+    config = [
+      port: 0,
+      server_name: ~c"rusty_json_test",
+      server_root: String.to_charlist(ctx.tmp_dir),
+      document_root: String.to_charlist(ctx.served),
+      bind_address: {127, 0, 0, 1}
+    ]
 
-    port = :httpd.info(pid)[:port]
+    {:ok, pid} = apply(:inets, :start, [:httpd, config])
+    port = apply(:httpd, :info, [pid])[:port]
     base = "http://127.0.0.1:#{port}"
 
     try do
@@ -114,7 +115,7 @@ defmodule RustyJson.PrecompiledTest do
       assert {:error, message} = Precompiled.fetch(base, "missing.tar.gz")
       assert message =~ "HTTP 404"
     after
-      :inets.stop(:httpd, pid)
+      apply(:inets, :stop, [:httpd, pid])
     end
 
     # The cache answers with the server gone; an artifact not cached is a clear error.
