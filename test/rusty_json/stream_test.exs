@@ -6,6 +6,7 @@ defmodule RustyJson.StreamTest do
   alias RustyJson.DecodeError
   alias RustyJson.Stream, as: JStream
   alias :proper_types, as: T
+  alias RustyJson.Test.JsonGen
 
   doctest RustyJson.Stream
 
@@ -432,37 +433,17 @@ defmodule RustyJson.StreamTest do
   end
 
   describe "PropEr" do
-    defp codepoint do
-      T.frequency([
-        {6, T.range(0x20, 0x7E)},
-        {1, T.range(0, 0x1F)},
-        {2, T.range(0xA0, 0xD7FF)},
-        {1, T.range(0x10000, 0x10FFFF)}
-      ])
-    end
-
-    defp string, do: T.bind(T.list(codepoint()), &:unicode.characters_to_binary/1, false)
-
-    defp scalar do
-      T.oneof([T.exactly(nil), T.boolean(), T.integer(), T.largeint(), T.float(), string()])
-    end
-
-    defp value(0), do: scalar()
-
-    defp value(depth) do
-      T.frequency([
-        {3, scalar()},
-        {1, T.lazy(fn -> T.list(value(depth - 1)) end)},
-        {1,
-         T.lazy(fn -> T.bind(T.list(T.tuple([string(), value(depth - 1)])), &Map.new/1, false) end)}
-      ])
-    end
+    # Documents of at most @max_size scalars each (RustyJson.Test.JsonGen), at most @max_documents of them, cut
+    # into at most @max_size pieces: a bounded cost per test, so that the properties take seconds even with the
+    # CPU shared.
+    @max_size 100
+    @max_documents 10
 
     # A document written compactly or pretty, with \u escapes or not.
     defp document do
       T.bind(
         T.tuple([
-          value(3),
+          JsonGen.value(3),
           T.oneof([T.exactly([]), T.exactly(pretty: true), T.exactly(escape: :unicode_safe)])
         ]),
         fn {v, opts} -> RustyJson.encode!(v, opts) end,
@@ -471,7 +452,13 @@ defmodule RustyJson.StreamTest do
     end
 
     defp check(prop, numtests \\ 150) do
-      opts = [{:numtests, numtests}, :quiet, {:on_output, fn _, _ -> :ok end}]
+      opts = [
+        {:numtests, numtests},
+        {:max_size, @max_size},
+        :quiet,
+        {:on_output, fn _, _ -> :ok end}
+      ]
+
       result = :proper.quickcheck(prop, opts)
 
       assert result == true,
@@ -508,7 +495,7 @@ defmodule RustyJson.StreamTest do
       check(
         :proper.forall(
           T.tuple([
-            T.list(document()),
+            T.resize(@max_documents, T.list(document())),
             T.oneof(["\n", "\r\n", " "]),
             T.list(T.non_neg_integer()),
             T.integer(-1, 1000)
@@ -538,7 +525,7 @@ defmodule RustyJson.StreamTest do
       check(
         :proper.forall(
           T.tuple([
-            T.list(value(2)),
+            JsonGen.array(2),
             T.list(T.non_neg_integer()),
             T.integer(-1, 1000),
             T.boolean()
