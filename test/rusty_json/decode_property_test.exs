@@ -12,7 +12,7 @@ defmodule RustyJson.DecodePropertyTest do
   # Terms of at most @max_size scalars (RustyJson.Test.JsonGen): a bounded cost per test, so that 400 tests take
   # seconds even with the CPU shared.
   @numtests 400
-  @max_size 200
+  @max_size 500
 
   defp check(prop) do
     assert :proper.quickcheck(prop, [

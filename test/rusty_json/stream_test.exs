@@ -436,7 +436,7 @@ defmodule RustyJson.StreamTest do
     # Documents of at most @max_size scalars each (RustyJson.Test.JsonGen), at most @max_documents of them, cut
     # into at most @max_size pieces: a bounded cost per test, so that the properties take seconds even with the
     # CPU shared.
-    @max_size 100
+    @max_size 200
     @max_documents 10
 
     # A document written compactly or pretty, with \u escapes or not.
