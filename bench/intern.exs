@@ -2,7 +2,7 @@
 # and two public documents, timed by the project's harness (`Harness.compare_all`: fresh process per batch, the
 # two options interleaved round by round, ratios from per-round pairs).
 # Run: mix run bench/intern.exs   (ROUNDS=n, ONLY=a,b to keep inputs whose names contain a or b)
-# (Since the thirteenth session the default keys use the same cache for inputs of 512 bytes or more, so the two
+# (Since 6630666 the default keys use the same cache for inputs of 512 bytes or more, so the two
 # differ only below that; `keys: :copy` is the no-cache baseline, as in the report.)
 Code.require_file("../test/support/apt_libs.exs", __DIR__)
 for file <- ~w(harness inputs suite), do: Code.require_file("#{file}.exs", __DIR__)

@@ -2,18 +2,22 @@
 #
 #   mix run bench/report.exs            # full suite, timing run twice to show reproducibility (make bench)
 #   mix run bench/report.exs --quick    # smaller inputs, one timing run (make bench-quick)
-#   mix run bench/report.exs --notes-only  # only recopy bench/notes/*.md into the existing file's notes section
+#   mix run bench/report.exs --notes-only  # no timing: keep the existing file's timed tables, rewrite the rest
+#                                            (bench/vms/*.md, the notes' summaries, links to bench/notes/*.md)
 #   mix run bench/report.exs --vm-section bench/vms/sid.md  # one timing run, this VM's tables only (make bench
 #                                                             runs it in each matrix root: scripts/bench-matrix)
 #   options: --out PATH (default BENCHMARKS.md), --runs N
 # The full report includes every bench/vms/*.md section there is.
 Code.require_file("../test/support/apt_libs.exs", __DIR__)
-for file <- ~w(harness inputs suite measure chart), do: Code.require_file("#{file}.exs", __DIR__)
+
+for file <- ~w(harness inputs suite measure chart report_tail),
+    do: Code.require_file("#{file}.exs", __DIR__)
+
 RustyJson.AptLibs.add_paths!([:jiffy])
 
 defmodule RustyJson.Bench.Report do
   @moduledoc false
-  alias RustyJson.Bench.{Chart, Harness, Measure, Suite}
+  alias RustyJson.Bench.{Chart, Harness, Measure, ReportTail, Suite}
 
   def main(argv) do
     {opts, _} =
@@ -94,24 +98,10 @@ defmodule RustyJson.Bench.Report do
     Enum.join([header | rows], "\n")
   end
 
-  # The sections other VMs wrote (bench/vms/*.md), for the full report.
-  defp vm_sections do
-    case Path.wildcard(Path.expand("vms/*.md", __DIR__)) do
-      [] ->
-        ""
-
-      paths ->
-        "# Other Erlang/OTP and Elixir versions\n\n" <>
-          "The same suite on the version matrix's VMs (tables written by `--vm-section` in each root).\n\n" <>
-          Enum.map_join(Enum.sort(paths), "\n", &String.replace(File.read!(&1), ~r/^## /m, "## "))
-    end
-  end
-
-  # The notes change more often than the timings: rewrite the notes section (the end of the file) alone.
+  # The notes change more often than the timings: rebuild what follows the timed tables alone.
   defp notes_only(out) do
-    [timed | _] = String.split(File.read!(out), "# Development notes\n", parts: 2)
-    File.write!(out, timed <> notes())
-    IO.puts("rewrote the notes section of #{out}")
+    ReportTail.rebuild(out)
+    IO.puts("rewrote #{out} after its timed tables")
   end
 
   defp run(opts, argv) do
@@ -152,7 +142,8 @@ defmodule RustyJson.Bench.Report do
       Chart.ratio_svg("Decode: RustyJson time / jiffy time", ratio_rows(first, :dec))
     )
 
-    File.write!(out, markdown(mode, argv, libs, results, all_cores, costs, elapsed))
+    timed = markdown(mode, argv, libs, results, all_cores, costs, elapsed)
+    File.write!(out, ReportTail.assemble(timed, out))
     IO.puts("wrote #{out} and #{charts}/*.svg in #{elapsed} s")
   end
 
@@ -302,10 +293,6 @@ defmodule RustyJson.Bench.Report do
     ## Reproducibility
 
     #{repro_table(results)}
-
-    #{vm_sections()}
-
-    #{notes()}
     """
   end
 
@@ -327,7 +314,7 @@ defmodule RustyJson.Bench.Report do
           "all a library uses except for the VM's dirty-scheduler and collector threads; left free to float " <>
           "over both cores, those threads land differently from batch to batch and whole batches of the dirty " <>
           "decodes ran in a fast or a slow mode, moving ratios by up to 40% between runs " <>
-          "(see the reproducibility note below). Pinned, every library pays for all of its work on one core."
+          "(bench/notes/80-reproducibility.md). Pinned, every library pays for all of its work on one core."
     end
   end
 
@@ -458,35 +445,19 @@ defmodule RustyJson.Bench.Report do
     do: "One timing run only (quick mode): run without `--quick` to compare two runs."
 
   defp repro_table([a, b | _]) do
-    rows =
-      for {ra, rb} <- Enum.zip(a, b) do
-        ea = ratio(ra.enc, "RustyJson", "jiffy")
-        eb = ratio(rb.enc, "RustyJson", "jiffy")
-        da = ratio(ra.dec, "RustyJson", "jiffy")
-        db = ratio(rb.dec, "RustyJson", "jiffy")
-        {ra.name, ea, eb, da, db, max(diff(ea, eb), diff(da, db))}
-      end
-
-    worst = rows |> Enum.map(&elem(&1, 5)) |> Enum.max()
-    within = Enum.count(rows, &(elem(&1, 5) <= 0.10))
-
-    table =
-      for {name, ea, eb, da, db, d} <- rows do
-        "| #{name} | #{x(ea)} | #{x(eb)} | #{x(da)} | #{x(db)} | #{pct(d)} |"
-      end
-
-    """
-    The timing part ran twice in this invocation; RustyJson / jiffy ratios of both runs. #{within} of
-    #{length(rows)} inputs are within 10% between runs (largest difference #{pct(worst)}).
-
-    | input | encode run 1 | encode run 2 | decode run 1 | decode run 2 | largest difference |
-    | --- | ---: | ---: | ---: | ---: | ---: |
-    #{Enum.join(table, "\n")}
-    """
+    a
+    |> Enum.zip(b)
+    |> Enum.map(fn {ra, rb} ->
+      ea = ratio(ra.enc, "RustyJson", "jiffy")
+      eb = ratio(rb.enc, "RustyJson", "jiffy")
+      da = ratio(ra.dec, "RustyJson", "jiffy")
+      db = ratio(rb.dec, "RustyJson", "jiffy")
+      {ra.name, Enum.map([ea, eb, da, db], &x/1), max(diff(ea, eb), diff(da, db))}
+    end)
+    |> ReportTail.reproducibility()
   end
 
   defp diff(a, b), do: abs(a - b) / min(a, b)
-  defp pct(d), do: "#{:erlang.float_to_binary(d * 100, decimals: 1)}%"
 
   # The documents' decode against `binary_to_term` once more, after the timing runs, with the VM's threads free
   # on every CPU (as a deployed VM runs). Pinned, a result of 128K words or more (about 1 MB) makes the caller's
@@ -575,20 +546,6 @@ defmodule RustyJson.Bench.Report do
   end
 
   defp x(r), do: :erlang.float_to_binary(r, decimals: 2)
-
-  defp notes do
-    files = Path.wildcard("bench/notes/*.md") |> Enum.sort()
-
-    """
-    # Development notes
-
-    The sections below are kept by hand in `bench/notes/*.md` (this command copies them in): focused
-    measurements made while building each part (per-issue scripts `bench/encode.exs`, `bench/decode.exs`,
-    `bench/structs.exs`, `bench/latency.exs`, `bench/worst_case.exs`, `bench/soak.exs`), scheduler thresholds,
-    fuzzing, and what the targets were.
-
-    """ <> Enum.map_join(files, "\n", &File.read!/1)
-  end
 end
 
 RustyJson.Bench.Report.main(System.argv())

@@ -3,4 +3,8 @@ Code.require_file("support/reference.exs", __DIR__)
 RustyJson.AptLibs.add_paths!([:proper])
 RustyJson.AptLibs.add_paths_if_present([:jiffy])
 IO.puts("Reference JSON implementations on this VM: #{inspect(RustyJson.Reference.names())}")
-ExUnit.start()
+
+# assert_receive waits for work done in other processes (decodes, copies of large terms); its default 100 ms is
+# wall-clock time that a busy machine can exceed. A message that comes returns at once, so a long wait costs only
+# a failing test.
+ExUnit.start(assert_receive_timeout: 30_000)

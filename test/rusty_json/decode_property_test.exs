@@ -7,55 +7,17 @@ defmodule RustyJson.DecodePropertyTest do
   alias RustyJson.Reference
 
   alias :proper_types, as: T
+  alias RustyJson.Test.JsonGen
 
+  # Terms of at most @max_size scalars (RustyJson.Test.JsonGen): a bounded cost per test, so that 400 tests take
+  # seconds even with the CPU shared.
   @numtests 400
-
-  defp codepoint do
-    T.frequency([
-      {6, T.range(0x20, 0x7E)},
-      {1, T.range(0, 0x1F)},
-      {2, T.range(0xA0, 0xD7FF)},
-      {1, T.range(0xE000, 0xFFFD)},
-      {1, T.range(0x10000, 0x10FFFF)}
-    ])
-  end
-
-  defp string, do: T.bind(T.list(codepoint()), &:unicode.characters_to_binary/1, false)
-
-  defp scalar do
-    T.oneof([
-      T.exactly(nil),
-      T.boolean(),
-      T.integer(),
-      T.largeint(),
-      T.bind(T.integer(), fn n -> n * 1_000_000_000_007 * 1_000_000_000_007 end, false),
-      T.float(),
-      string()
-    ])
-  end
-
-  defp value(0), do: scalar()
-
-  # Containers below the top hold at most @inner_max elements: with PropEr's size (up to ~40 here) at every level,
-  # four levels could reach millions of values and take minutes to generate on a busy machine.
-  @inner_max 8
-
-  defp value(depth) do
-    T.frequency([
-      {4, scalar()},
-      {1, T.lazy(fn -> T.list(inner(value(depth - 1))) end)},
-      {1,
-       T.lazy(fn ->
-         T.bind(T.list(T.tuple([string(), inner(value(depth - 1))])), &Map.new/1, false)
-       end)}
-    ])
-  end
-
-  defp inner(type), do: T.resize(@inner_max, type)
+  @max_size 500
 
   defp check(prop) do
     assert :proper.quickcheck(prop, [
              {:numtests, @numtests},
+             {:max_size, @max_size},
              :quiet,
              {:on_output, fn _, _ -> :ok end}
            ]) ==
@@ -64,7 +26,7 @@ defmodule RustyJson.DecodePropertyTest do
 
   test "decode(encode(term)) == term" do
     check(
-      :proper.forall(value(4), fn term ->
+      :proper.forall(JsonGen.value(4), fn term ->
         Enum.all?(Reference.names(), fn ref ->
           json = Reference.encode!(ref, term)
 
@@ -75,10 +37,14 @@ defmodule RustyJson.DecodePropertyTest do
     )
   end
 
-  # JSON text for a term, with choices (whitespace, escapes, number layout) drawn from a seeded generator.
+  # JSON text for a term, with choices (whitespace, escapes, number layout) drawn from a seeded generator. The
+  # process's random state is PropEr's too: it is put back after.
   defp render(term, seed) do
+    proper_state = :rand.export_seed()
     :rand.seed(:exsss, {seed, seed * 7 + 1, seed * 13 + 2})
-    IO.iodata_to_binary([ws(), emit(term), ws()])
+    text = IO.iodata_to_binary([ws(), emit(term), ws()])
+    if proper_state != :undefined, do: :rand.seed(proper_state)
+    text
   end
 
   defp ws do
@@ -152,7 +118,7 @@ defmodule RustyJson.DecodePropertyTest do
 
   test "decoding generated JSON text gives the references' result" do
     check(
-      :proper.forall(T.tuple([value(4), T.range(1, 1_000_000)]), fn {term, seed} ->
+      :proper.forall(T.tuple([JsonGen.value(4), T.range(1, 1_000_000)]), fn {term, seed} ->
         json = render(term, seed)
         # (Maps are rendered from Map.new/1: no duplicate keys, where the references differ.)
         Enum.all?(Reference.names(), fn ref ->

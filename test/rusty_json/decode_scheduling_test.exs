@@ -175,7 +175,7 @@ defmodule RustyJson.DecodeSchedulingTest do
       Process.sleep(delay)
       ref = Process.monitor(pid)
       Process.exit(pid, :kill)
-      assert_receive {:DOWN, ^ref, :process, ^pid, _}, 5_000
+      assert_receive {:DOWN, ^ref, :process, ^pid, _}
     end
 
     assert length(RustyJson.decode!(big)) == 300_000

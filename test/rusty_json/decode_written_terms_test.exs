@@ -79,7 +79,7 @@ defmodule RustyJson.DecodeWrittenTermsTest do
         [{:min_heap_size, min_heap_size}]
       )
 
-      assert_receive {:decoded, decoded, again}, 10_000
+      assert_receive {:decoded, decoded, again}
       assert decoded == docs
       assert again == docs
     end

@@ -4,6 +4,11 @@ defmodule RustyJson.EncodePropertyTest do
   use ExUnit.Case, async: true
 
   alias RustyJson.Reference
+  alias RustyJson.Test.JsonGen
+
+  # Terms of at most @max_size scalars (RustyJson.Test.JsonGen) and strings of at most @max_size codepoints: a
+  # bounded cost per test, so that the properties take seconds even with the CPU shared.
+  @max_size 100
 
   defp leaf do
     :proper_types.oneof([
@@ -16,27 +21,6 @@ defmodule RustyJson.EncodePropertyTest do
       :proper_unicode.utf8()
     ])
   end
-
-  defp json_term(0), do: leaf()
-
-  defp json_term(size) do
-    smaller = json_term(div(size, 3))
-
-    :proper_types.frequency([
-      {3, leaf()},
-      {1, :proper_types.list(smaller)},
-      {1,
-       :proper_types.tuple([
-         :proper_types.exactly(:map),
-         :proper_types.list(:proper_types.tuple([:proper_unicode.utf8(), smaller]))
-       ])}
-    ])
-  end
-
-  # This PropEr has no map generator: maps are generated as {:map, pairs} and built here.
-  defp build({:map, pairs}), do: Map.new(pairs, fn {k, v} -> {k, build(v)} end)
-  defp build(list) when is_list(list), do: Enum.map(list, &build/1)
-  defp build(other), do: other
 
   defp normalize(atom) when atom in [nil, true, false], do: atom
   defp normalize(atom) when is_atom(atom), do: Atom.to_string(atom)
@@ -57,9 +41,7 @@ defmodule RustyJson.EncodePropertyTest do
 
   test "the references decode what RustyJson encodes, in every escape mode and pretty" do
     prop =
-      :proper.forall(:proper_types.sized(&json_term/1), fn generated ->
-        term = build(generated)
-
+      :proper.forall(JsonGen.value(3, leaf()), fn term ->
         Enum.all?(
           [
             [],
@@ -72,7 +54,7 @@ defmodule RustyJson.EncodePropertyTest do
         )
       end)
 
-    assert :proper.quickcheck(prop, [{:numtests, 300}, {:max_size, 24}, :quiet]) == true
+    assert :proper.quickcheck(prop, [{:numtests, 300}, {:max_size, @max_size}, :quiet]) == true
   end
 
   test "unicode_safe output is pure ASCII" do
@@ -84,6 +66,6 @@ defmodule RustyJson.EncodePropertyTest do
           Enum.all?(Reference.names(), &(Reference.decode(&1, json) == {:ok, s}))
       end)
 
-    assert :proper.quickcheck(prop, [{:numtests, 500}, :quiet]) == true
+    assert :proper.quickcheck(prop, [{:numtests, 500}, {:max_size, @max_size}, :quiet]) == true
   end
 end

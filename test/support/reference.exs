@@ -16,6 +16,21 @@ defmodule RustyJson.Reference do
   @doc "The references available on this VM (at least one, or it raises)."
   @spec names() :: [name()]
   def names do
+    # Looked up once: asking for a module that is missing (:json before OTP 27) searches the whole code path in
+    # the code server, one caller at a time; properties ask thousands of times, and on a busy machine those
+    # searches took one of them past ExUnit's 60 s.
+    case :persistent_term.get({__MODULE__, :names}, nil) do
+      nil ->
+        names = find_names()
+        :persistent_term.put({__MODULE__, :names}, names)
+        names
+
+      names ->
+        names
+    end
+  end
+
+  defp find_names do
     case Enum.filter([:jiffy, :json], &available?/1) do
       [] ->
         raise "no reference JSON implementation on this VM (OTP #{System.otp_release()}): install " <>

@@ -1,0 +1,34 @@
+defmodule RustyJson.Test.StreamRun do
+  @moduledoc false
+  # What the stream tests and properties do with a stream: run it to its end or its error, and cut a text into
+  # chunks.
+
+  alias RustyJson.DecodeError
+
+  @doc "Runs the stream; returns the values and, if it raised, `{:error, exception}` last."
+  @spec run(Enumerable.t()) :: list()
+  def run(stream) do
+    # The values are kept outside the process heap: a stream that raises must still give those before the error.
+    acc = :ets.new(:acc, [:ordered_set, :private])
+
+    try do
+      Enum.each(Stream.with_index(stream), fn {v, i} -> :ets.insert(acc, {i, v}) end)
+      :ets.tab2list(acc) |> Enum.map(&elem(&1, 1))
+    rescue
+      e in DecodeError -> (:ets.tab2list(acc) |> Enum.map(&elem(&1, 1))) ++ [{:error, e}]
+    after
+      :ets.delete(acc)
+    end
+  end
+
+  @doc "`binary` cut at the given offsets (clamped to its size, in any order, repeats ignored)."
+  @spec pieces(binary(), [non_neg_integer()]) :: [binary()]
+  def pieces(binary, cuts) do
+    cuts = cuts |> Enum.map(&min(&1, byte_size(binary))) |> Enum.sort() |> Enum.dedup()
+
+    {parts, last} =
+      Enum.map_reduce(cuts, 0, fn cut, from -> {binary_part(binary, from, cut - from), cut} end)
+
+    parts ++ [binary_part(binary, last, byte_size(binary) - last)]
+  end
+end
