@@ -113,6 +113,7 @@ const SHORT_INPUT: usize = 4096;
 /// `p`, which the optimizer cannot see through (the instruction sequence is empty: nothing is read or written).
 #[inline(always)]
 #[allow(clippy::pointers_in_nomem_asm_block)]
+#[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut))]
 fn opaque<T>(mut p: *mut T) -> *mut T {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: an empty instruction sequence.

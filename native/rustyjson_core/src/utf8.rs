@@ -128,6 +128,7 @@ pub fn skip_ws(input: &[u8], mut pos: usize) -> usize {
 /// Steps over ASCII and non-ASCII text alike: the first position at or after `pos` holding `"`,
 /// `\` or a control byte (or `input.len()`), and whether any byte before it was non-ASCII.
 #[inline(always)]
+#[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut))]
 pub fn skip_to_special(input: &[u8], mut pos: usize) -> (usize, bool) {
     #[cfg(target_arch = "x86_64")]
     {
