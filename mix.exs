@@ -142,18 +142,7 @@ defmodule Mix.Tasks.Compile.RustyJsonNative do
     end
   end
 
-  # Copy to a temporary name, then rename: a loaded library must never be overwritten in place.
-  defp install(built, dest) do
-    if File.exists?(dest) and File.read!(dest) == File.read!(built) do
-      :noop
-    else
-      File.mkdir_p!(Path.dirname(dest))
-      tmp = dest <> ".tmp#{System.unique_integer([:positive])}"
-      File.cp!(built, tmp)
-      File.rename!(tmp, dest)
-      :ok
-    end
-  end
+  defp install(built, dest), do: Precompiled.write_atomically(dest, File.read!(built))
 end
 
 defmodule RustyJson.MixProject do

@@ -112,7 +112,8 @@ defmodule RustyJson.Precompiled do
          :ok <- verify!(archive, sha256, name, source),
          :ok <- cache(cached, archive, source),
          {:ok, library} <- extract(archive, name) do
-      write_atomically(dest, library)
+      _ = write_atomically(dest, library)
+      :ok
     end
   end
 
@@ -254,8 +255,8 @@ defmodule RustyJson.Precompiled do
   defp cache(_cached, _archive, {:cache, _}), do: :ok
 
   defp cache(cached, archive, _source) do
-    File.mkdir_p!(Path.dirname(cached))
-    write_atomically(cached, archive)
+    _ = write_atomically(cached, archive)
+    :ok
   end
 
   defp extract(archive, name) do
@@ -271,12 +272,19 @@ defmodule RustyJson.Precompiled do
     end
   end
 
-  # Written beside, then renamed: a loaded library must never be overwritten in place.
-  defp write_atomically(dest, bytes) do
-    File.mkdir_p!(Path.dirname(dest))
-    tmp = dest <> ".tmp#{System.unique_integer([:positive])}"
-    File.write!(tmp, bytes)
-    File.rename!(tmp, dest)
-    :ok
+  @doc """
+  Writes `bytes` at `dest` (a library or an archive): `:noop` when it already holds them, else written beside and
+  renamed, as a loaded library must never be overwritten in place.
+  """
+  def write_atomically(dest, bytes) do
+    if File.read(dest) == {:ok, bytes} do
+      :noop
+    else
+      File.mkdir_p!(Path.dirname(dest))
+      tmp = dest <> ".tmp#{System.unique_integer([:positive])}"
+      File.write!(tmp, bytes)
+      File.rename!(tmp, dest)
+      :ok
+    end
   end
 end

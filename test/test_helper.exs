@@ -1,6 +1,7 @@
 Code.require_file("support/apt_libs.exs", __DIR__)
 Code.require_file("support/reference.exs", __DIR__)
 RustyJson.AptLibs.add_paths!([:proper])
+
 # Loaded here, after PropEr joined the code path (compiled with test/support, its calls to PropEr would be
 # undefined-module warnings where Mix keeps only the project's applications in the path, Elixir 1.15+).
 Code.require_file("support/json_gen.exs", __DIR__)
