@@ -28,6 +28,8 @@ test: deps
 	cd native && cargo test --workspace --release
 	# The core again with overflow checks (the release profile wraps silently).
 	cd native && cargo test -p rustyjson_core
+	# The portable scans other architectures run (aarch64: make test-arm64), here in place of SSE2.
+	cd native && cargo test -p rustyjson_core --release --features portable
 	# The declared lowest Rust (rust-version in native/Cargo.toml) still builds everything.
 	scripts/check-rust-version
 	scripts/dialyzer

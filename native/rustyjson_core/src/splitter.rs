@@ -110,7 +110,7 @@ fn ends_scalar(b: u8) -> bool {
 /// a step, byte-wide counters to a bit-by-bit extraction: both were a sixth of a stream's decode time.)
 fn count_newlines(bytes: &[u8]) -> u64 {
     let mut total = 0u64;
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(all(target_arch = "x86_64", not(feature = "portable")))]
     let steps = {
         use std::arch::x86_64::{
             __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128,
@@ -141,9 +141,9 @@ fn count_newlines(bytes: &[u8]) -> u64 {
             steps
         }
     };
-    #[cfg(not(target_arch = "x86_64"))]
+    #[cfg(any(not(target_arch = "x86_64"), feature = "portable"))]
     let mut steps = bytes.chunks_exact(16);
-    #[cfg(not(target_arch = "x86_64"))]
+    #[cfg(any(not(target_arch = "x86_64"), feature = "portable"))]
     for step in &mut steps {
         for word in step.chunks_exact(8) {
             total += u64::from(newlines_in_word(u64::from_le_bytes(
@@ -156,7 +156,10 @@ fn count_newlines(bytes: &[u8]) -> u64 {
 
 /// The newline bytes of `word` (the high bit of each byte that is zero after the xor, exactly those: the sum
 /// of low seven bits plus 0x7f carries into the high bit only, never into the next byte).
-#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
+#[cfg_attr(
+    all(target_arch = "x86_64", not(feature = "portable")),
+    allow(dead_code)
+)]
 fn newlines_in_word(word: u64) -> u32 {
     const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
     let t = word ^ 0x0a0a_0a0a_0a0a_0a0a;

@@ -19,7 +19,7 @@ fn exact_zero_bytes(x: u64) -> u64 {
 }
 
 /// 16 bytes at a time with SSE2 (part of x86-64, so always there): a bit per byte.
-#[cfg(target_arch = "x86_64")]
+#[cfg(all(target_arch = "x86_64", not(feature = "portable")))]
 mod sse2 {
     use std::arch::x86_64::*;
 
@@ -78,11 +78,11 @@ fn is_special(b: u8) -> bool {
 #[inline(always)]
 pub fn special_mask16(input: &[u8], pos: usize) -> (u32, u32) {
     assert!(pos + 16 <= input.len());
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(all(target_arch = "x86_64", not(feature = "portable")))]
     {
         sse2::special_mask(input, pos)
     }
-    #[cfg(not(target_arch = "x86_64"))]
+    #[cfg(any(not(target_arch = "x86_64"), feature = "portable"))]
     {
         input[pos..pos + 16]
             .iter()
@@ -99,7 +99,7 @@ pub fn special_mask16(input: &[u8], pos: usize) -> (u32, u32) {
 /// The first position at or after `pos` that is not JSON whitespace (space, tab, LF, CR).
 #[inline]
 pub fn skip_ws(input: &[u8], mut pos: usize) -> usize {
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(all(target_arch = "x86_64", not(feature = "portable")))]
     while pos + 16 <= input.len() {
         let other = !sse2::ws_mask(input, pos) & 0xFFFF;
         if other != 0 {
@@ -128,9 +128,12 @@ pub fn skip_ws(input: &[u8], mut pos: usize) -> usize {
 /// Steps over ASCII and non-ASCII text alike: the first position at or after `pos` holding `"`,
 /// `\` or a control byte (or `input.len()`), and whether any byte before it was non-ASCII.
 #[inline(always)]
-#[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut))]
+#[cfg_attr(
+    any(not(target_arch = "x86_64"), feature = "portable"),
+    allow(unused_mut)
+)]
 pub fn skip_to_special(input: &[u8], mut pos: usize) -> (usize, bool) {
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(all(target_arch = "x86_64", not(feature = "portable")))]
     {
         let mut high = 0u32;
         while pos + 16 <= input.len() {
