@@ -16,6 +16,8 @@ pub mod splitter;
 
 #[cfg(any(test, feature = "checks"))]
 pub mod checks;
+#[cfg(test)]
+mod exact;
 mod pow5;
 mod shortest;
 pub mod utf8;
