@@ -16,7 +16,6 @@ pub mod splitter;
 
 #[cfg(any(test, feature = "checks"))]
 pub mod checks;
-#[cfg(test)]
 mod exact;
 mod pow5;
 mod shortest;

@@ -347,7 +347,7 @@ mod tests {
         String::from_utf8(out.into_vec()).unwrap()
     }
 
-    /// zmij's digits are ryu's, and the fast paths agree with the layout, on random bit patterns (every
+    /// Our digits (shortest.rs) are ryu's, and the fast paths agree with the layout, on random bit patterns (every
     /// exponent, subnormals included) and on random short decimals (the common JSON case).
     #[test]
     fn same_digits_as_ryu() {

@@ -1,6 +1,6 @@
 //! Powers of ten as both float conversions scale by them: 10^j = S * 2^(floor(j * log2(10)) - 127) with S in
 //! [2^127, 2^128), and S truncated to 128 bits from a generated table (`pow5_table.rs`; 5^j has the same
-//! significand). Also the floor of a logarithm that gives the power's exponent, as a fixed-point product.
+//! significand). Also the floors of logarithms that pick the power and the shifts, as fixed-point products.
 
 include!("pow5_table.rs");
 
@@ -15,8 +15,20 @@ pub fn significand(j: i32) -> u128 {
     POW5[(j - FIRST) as usize]
 }
 
-// The fixed-point constant below is log2(10) rounded to 20 fractional bits; the tests check every floor over the
-// range it is used on.
+// The fixed-point constants below are log10(2), -log10(3/4) and log2(10) rounded to 22 or 20 fractional bits;
+// the tests check every floor over the range each is used on.
+
+/// floor(log10(2^q)) for q in -1074..=971 (every binary exponent of a finite double).
+#[inline(always)]
+pub fn floor_log10_pow2(q: i32) -> i32 {
+    (q * 1_262_611) >> 22
+}
+
+/// floor(log10(3/4 * 2^q)) for q in -1074..=971.
+#[inline(always)]
+pub fn floor_log10_three_quarters_pow2(q: i32) -> i32 {
+    (q * 1_262_611 - 524_031) >> 22
+}
 
 /// floor(log2(10^j)) for j in FIRST..=LAST.
 #[inline(always)]
@@ -28,7 +40,7 @@ pub fn floor_log2_pow10(j: i32) -> i32 {
 mod tests {
     use super::*;
     use crate::exact::compare;
-    use std::cmp::Ordering::Less;
+    use std::cmp::Ordering::{Greater, Less};
 
     /// 10^j lies in [G * 2^(f - 127), (G + 1) * 2^(f - 127)) with f = floor_log2_pow10(j): each entry is the
     /// truncated significand, and `f` its exponent.
@@ -59,6 +71,16 @@ mod tests {
 
     #[test]
     fn logarithm_floors() {
+        for q in -1074..=971 {
+            // 10^k <= 2^q < 10^(k+1)
+            let k = floor_log10_pow2(q);
+            assert_ne!(compare(1, k, 1, q), Greater, "q = {q}");
+            assert_eq!(compare(1, k + 1, 1, q), Greater, "q = {q}");
+            // 10^k <= 3 * 2^(q-2) < 10^(k+1)
+            let k = floor_log10_three_quarters_pow2(q);
+            assert_ne!(compare(1, k, 3, q - 2), Greater, "q = {q}");
+            assert_eq!(compare(1, k + 1, 3, q - 2), Greater, "q = {q}");
+        }
         for j in FIRST..=LAST {
             // 2^f <= 10^j < 2^(f+1)
             let f = floor_log2_pow10(j);
