@@ -83,7 +83,9 @@ pub fn decimal(bits: u64) -> (u64, i32) {
     let w = t + reach;
     let top = (w >> 64) as u64;
     let rem = (u128::from(top % 10) << 64) | u128::from(w as u64);
-    if rem > reach << 1 {
+    // 2 * up + 8 - rem: the multiple is inside when this is over 8 (rem < 2 * up), outside when negative.
+    let margin = (reach << 1).wrapping_sub(rem);
+    if (margin as i128) < 0 {
         // None: the multiple of 10^k nearest f, which is inside (half a step from f at most, and the interval
         // reaches at least that far on each side). Fractions within 4 of one half (a tie, or too close to call)
         // are decided exactly: the sum below carries exactly when the fraction is over one half, and is then
@@ -94,7 +96,7 @@ pub fn decimal(bits: u64) -> (u64, i32) {
         }
         return ((t >> 64) as u64 + u64::from(over_half), k);
     }
-    if rem > 8 && rem + 8 < reach << 1 {
+    if margin > 8 && rem > 8 {
         return (top - top % 10, k);
     }
     exactly(bits)
