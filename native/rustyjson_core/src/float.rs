@@ -23,7 +23,7 @@ pub fn parse_float(text: &[u8]) -> Option<f64> {
 
 /// The value of `(-1)^neg * w * 10^q`, correctly rounded and finite, or `None` when the fast algorithms cannot
 /// decide or the value overflows (then use [`parse_float`]). `w` must hold every significant digit.
-#[inline]
+#[inline(always)]
 pub fn from_parts(neg: bool, w: u64, q: i64) -> Option<f64> {
     let v = if w <= 1 << 53 && (-22..=22).contains(&q) {
         // Clinger's fast path: both operands are exact, so one rounding, and the result is finite. Nothing
@@ -41,8 +41,9 @@ pub fn from_parts(neg: bool, w: u64, q: i64) -> Option<f64> {
 }
 
 /// The bits of the double nearest `w * 10^q` (w > 0), or `None` when it overflows, is subnormal, or lies too
-/// near the midpoint of two doubles for the estimate to tell.
-#[inline]
+/// near the midpoint of two doubles for the estimate to tell. Out of line: the parser's loop keeps only the
+/// fast path (a call costs less than the registers the whole of it would take there).
+#[inline(never)]
 fn scaled(w: u64, q: i64) -> Option<u64> {
     if w == 0 || q < i64::from(pow5::FIRST) {
         // Under 2^64 * 10^-343, below half the smallest subnormal.
@@ -52,50 +53,47 @@ fn scaled(w: u64, q: i64) -> Option<u64> {
         return None;
     }
     let q = q as i32;
-    // w * 10^q = (w << z) * S * 2^(f - 127 - z) with 10^q = S * 2^(f - 127); (w << z) * g is at least 2^190, and
-    // its top 128 bits x are under the true value by less than 2 (g <= S < g + 1, and the truncation).
+    // w * 10^q = (w << z) * S * 2^(f - 127 - z) with 10^q = S * 2^(f - 127); the top 128 bits of (w << z) * g
+    // are under those of the true product by less than 2 (g <= S < g + 1, and the truncation). The upper half of
+    // g alone leaves them under by less than 2^64 + 2, which is enough but when the bits under the significand
+    // are that close to one half (about 1 in 256): only then is the lower half's product needed.
     let z = w.leading_zeros();
     let wn = u128::from(w << z);
     let g = pow5::significand(q);
-    let x = wn * (g >> 64) + ((wn * (g as u64 as u128)) >> 64);
-    // Normalized to the top bit (then under by less than 4): the value is x * 2^e.
-    let high = (x >> 127) as i32;
-    let x = x << (1 - high);
-    let e = pow5::floor_log2_pow10(q) - 64 - z as i32 + high;
-    // 53 bits of significand and 75 below them; the double's biased exponent.
-    let mut m = (x >> 75) as u64;
-    let below = x & ((1 << 75) - 1);
-    let mut biased = e + 75 + 52 + 1023;
-    if biased <= 0 {
-        return None;
-    }
-    // The rounding goes by whether `below` is over one half (2^74); the true one is at most 4 over the estimate,
-    // so an estimate within 4 of the half (an exact tie among them) is left to the exact parser. Near 2^75 the
-    // true value may carry into `m`: it rounds up either way.
-    if below.abs_diff(1 << 74) <= 4 {
-        return None;
-    }
-    if below > 1 << 74 {
-        m += 1;
-        if m == 1 << 53 {
-            m >>= 1;
-            biased += 1;
-        }
-    }
-    if biased >= 0x7FF {
-        return None;
-    }
-    Some((biased as u64) << 52 | (m & ((1 << 52) - 1)))
+    let e = pow5::floor_log2_pow10(q) - 64 - z as i32;
+    let upper = wn * (g >> 64);
+    round(upper, e, 1 << 66).or_else(|| round(upper + ((wn * (g as u64 as u128)) >> 64), e, 4))
 }
 
-/// The bit 0x10 or higher set in every byte of `x` that is not an ASCII digit, exact up to the first such byte.
-/// A digit XOR 0x30 is 0 to 9, so it has no high nibble, and adding 6 gives it none either; any other byte has one
-/// or the other. The additions only carry out of bytes that are not digits, so only upward from the first of them.
+/// The bits of the double nearest `x * 2^e`, x at least 2^126 and under the true value by less than `slack` / 2;
+/// `None` when it is out of the normal range or the true value may be on the other side of a midpoint.
+#[inline(always)]
+fn round(x: u128, e: i32, slack: u128) -> Option<u64> {
+    // Normalized to the top bit (then under by less than `slack`).
+    let high = (x >> 127) as i32;
+    let x = x << (1 - high);
+    // 53 bits of significand and 75 below them; the double's biased exponent.
+    let m = (x >> 75) as u64;
+    let below = x & ((1 << 75) - 1);
+    let biased = e + high + 75 + 52 + 1023;
+    // The rounding goes by whether `below` is over one half (2^74): an estimate within the slack of it (exact ties
+    // among them) cannot tell. Near 2^75 the true value may carry into `m`: it rounds up either way.
+    if biased <= 0 || below.abs_diff(1 << 74) <= slack {
+        return None;
+    }
+    // Rounding up adds one to the bits: a significand of all ones carries into the exponent, as it should. No
+    // branch: which way it goes is a coin toss from one number to the next.
+    let bits = ((biased as u64) << 52 | (m & ((1 << 52) - 1))) + u64::from(below > 1 << 74);
+    (bits < 0x7FF << 52).then_some(bits)
+}
+
+/// The top bit set in every byte of `x` that is not an ASCII digit (0x30-0x39), exact up to the first such byte:
+/// 0xAF minus a byte has it for bytes below 0x30 and above 0xAF, and 0x46 plus a byte for 0x3A to 0xB9. Borrows
+/// and carries only leave bytes that are not digits, and only upward.
 #[inline(always)]
 fn non_digits(x: u64) -> u64 {
     const ONES: u64 = 0x0101_0101_0101_0101;
-    let v = x ^ (0x30 * ONES);
-    (v | v.wrapping_add(6 * ONES)) & (0xF0 * ONES)
+    ((0xAF * ONES).wrapping_sub(x) | x.wrapping_add(0x46 * ONES)) & (0x80 * ONES)
 }
 
 /// How many of the 8 bytes of `x` (little-endian, the first in the lowest byte) are digits before the first
@@ -122,14 +120,18 @@ pub fn parse_digits(x: u64, n: usize) -> u64 {
     combine_eight((kept << 8) << (56 - 8 * n))
 }
 
-/// Eight digit values (0-9, one per byte, the most significant in the lowest byte) as a number: neighbouring
-/// bytes, then 16-bit and 32-bit halves, merge in three steps, each a multiplication that adds the lower (more
-/// significant) lane times the base to the upper lane, whose sum then moves down into the lane's place.
+/// Eight digit values (0-9, one per byte, the most significant in the lowest byte) as a number: first the four
+/// pairs (each even byte gets its digit times 10 plus the next byte's; times 10 is two additions, so the
+/// multiplier, which the rest of the number's parse keeps busy, is left alone), then, as in Lemire's "Number
+/// Parsing at a Gigabyte per Second", two independent products that weigh the pairs by 10^6 and 10^2, and by
+/// 10^4 and 1, each leaving its sum in the upper half, where the two add up.
 #[inline(always)]
 fn combine_eight(v: u64) -> u64 {
-    let v = (v.wrapping_mul(10 << 8 | 1) >> 8) & 0x00FF_00FF_00FF_00FF;
-    let v = (v.wrapping_mul(100 << 16 | 1) >> 16) & 0x0000_FFFF_0000_FFFF;
-    v.wrapping_mul(10_000 << 32 | 1) >> 32
+    const LANES: u64 = 0x0000_00FF_0000_00FF;
+    let pairs = (v.wrapping_mul(10) + (v >> 8)) & 0x00FF_00FF_00FF_00FF;
+    let first_third = (pairs & LANES).wrapping_mul(1_000_000 << 32 | 100);
+    let second_fourth = ((pairs >> 16) & LANES).wrapping_mul(10_000 << 32 | 1);
+    first_third.wrapping_add(second_fourth) >> 32
 }
 
 #[cfg(test)]
