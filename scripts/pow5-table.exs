@@ -1,5 +1,5 @@
-# Writes native/rustyjson_core/src/pow5_table.rs, the table of powers of five both float conversions scale by: for each
-# j in -342..=324, the significand of 5^j (which is also 10^j's) truncated to 128 bits, that is
+# Writes native/rustyjson_core/src/pow5_table.rs, the table of powers of five both float conversions scale by:
+# for each j in -342..=324, the significand of 5^j (which is also 10^j's) truncated to 128 bits, that is
 # floor(5^j * 2^(127 - floor(log2(5^j)))), in [2^127, 2^128). Exact for 0 <= j <= 55 (5^55 < 2^128).
 # -342..=308 covers decimal exponents a double can reach from 19 digits (float.rs), -292..=324 the scalings
 # shortest.rs needs. `cargo test` checks every entry with exact integers (pow5.rs tests).
@@ -22,7 +22,9 @@ significand = fn
     div(1 <<< (127 + bit_length.(p)), p)
 end
 
-hex = fn s -> "0x" <> String.pad_leading(Integer.to_string(s, 16) |> String.downcase(), 32, "0") end
+hex = fn s ->
+  "0x" <> String.pad_leading(Integer.to_string(s, 16) |> String.downcase(), 32, "0")
+end
 
 rows =
   first..last
