@@ -1,11 +1,12 @@
-//! Exact comparison of a decimal `d * 10^e` with a binary `b * 2^e`, on fixed-size big integers: for the rare
-//! cases the 128-bit estimates of `shortest.rs` leave undecided (an exact tie, or a bound within a few units of
-//! 2^-64 of a candidate), and for the tests of the tables and of the logarithm floors.
+//! Exact comparison of a decimal `d * 10^e` with a binary `b * 2^e`, in 128 bits when both sides fit and on
+//! fixed-size big integers otherwise: for the rare cases the 128-bit estimates of `shortest.rs` leave undecided (an
+//! exact tie, or a bound within a few units of 2^-64 of a candidate), and for the tests of the table and of the
+//! logarithm floors.
 
 use std::cmp::Ordering;
 
-/// 40 x 32 bits: the largest number compared is below 2^1100 (10^j * 2^127 for the smallest table entry's check;
-/// the float comparisons stay below 2^830).
+/// 40 x 32 bits: the largest number compared is under 2^924 (the check of the table's first entry, G * 5^342);
+/// the float comparisons stay under 2^830.
 const LIMBS: usize = 40;
 
 /// A non-negative integer, least significant limb first.
