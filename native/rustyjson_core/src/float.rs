@@ -62,23 +62,39 @@ fn scaled(w: u64, q: i64) -> Option<u64> {
     let g = pow5::significand(q);
     let e = pow5::floor_log2_pow10(q) - 64 - z as i32;
     let upper = wn * (g >> 64);
-    round(upper, e, 1 << 66).or_else(|| round(upper + ((wn * (g as u64 as u128)) >> 64), e, 4))
+    round_upper(upper, e).or_else(|| round(upper + ((wn * (g as u64 as u128)) >> 64), e))
 }
 
-/// The bits of the double nearest `x * 2^e`, x at least 2^126 and under the true value by less than `slack` / 2;
-/// `None` when it is out of the normal range or the true value may be on the other side of a midpoint.
+/// [`round`] for the product with the upper half of g alone, from its upper 64 bits: the 11 bits under the
+/// significand (units of 2^64 of the 75) decide, unless they are within 4 of one half (0x400), as the true value
+/// can be up to 2^65 + 4 over after normalizing.
 #[inline(always)]
-fn round(x: u128, e: i32, slack: u128) -> Option<u64> {
-    // Normalized to the top bit (then under by less than `slack`).
+fn round_upper(x: u128, e: i32) -> Option<u64> {
+    let high = (x >> 127) as i32;
+    let top = ((x << (1 - high)) >> 64) as u64;
+    let under = top & 0x7FF;
+    let biased = e + high + 75 + 52 + 1023;
+    if biased <= 0 || under.wrapping_sub(0x400 - 4) <= 8 {
+        return None;
+    }
+    let bits = ((biased as u64) << 52 | ((top >> 11) & ((1 << 52) - 1))) + u64::from(under > 0x400);
+    (bits < 0x7FF << 52).then_some(bits)
+}
+
+/// The bits of the double nearest `x * 2^e`, x at least 2^126 and under the true value by less than 2; `None`
+/// when it is out of the normal range or the true value may be on the other side of a midpoint.
+#[inline(always)]
+fn round(x: u128, e: i32) -> Option<u64> {
+    // Normalized to the top bit (then under by less than 4).
     let high = (x >> 127) as i32;
     let x = x << (1 - high);
     // 53 bits of significand and 75 below them; the double's biased exponent.
     let m = (x >> 75) as u64;
     let below = x & ((1 << 75) - 1);
     let biased = e + high + 75 + 52 + 1023;
-    // The rounding goes by whether `below` is over one half (2^74): an estimate within the slack of it (exact ties
-    // among them) cannot tell. Near 2^75 the true value may carry into `m`: it rounds up either way.
-    if biased <= 0 || below.abs_diff(1 << 74) <= slack {
+    // The rounding goes by whether `below` is over one half (2^74): an estimate within 4 of it (exact ties among
+    // them) cannot tell. Near 2^75 the true value may carry into `m`: it rounds up either way.
+    if biased <= 0 || below.abs_diff(1 << 74) <= 4 {
         return None;
     }
     // Rounding up adds one to the bits: a significand of all ones carries into the exponent, as it should. No
@@ -335,5 +351,28 @@ mod tests {
         }
         // 2^53 + 1 is halfway: undecided, and the exact parser rounds it to even.
         assert_eq!(from_parts(false, 9_007_199_254_740_993, 0), None);
+    }
+
+    /// A longer run, by hand: `cargo test --release -p rustyjson_core -- --ignored many_decimals`.
+    #[test]
+    #[ignore]
+    fn many_decimals() {
+        let count: u64 = std::env::var("COUNT").map_or(20_000_000, |c| c.parse().unwrap());
+        let mut x: u64 = std::env::var("SEED").map_or(1, |c| c.parse().unwrap());
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for _ in 0..count {
+            let f = f64::from_bits(next() >> 1);
+            if f.is_finite() {
+                check(&format!("{f:e}"));
+                check(&format!("{f:.18e}"));
+            }
+            let w = next() % 10_000_000_000_000_000_000;
+            check(&format!("{w}e{}", (next() % 640) as i64 - 330));
+        }
     }
 }
