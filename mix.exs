@@ -183,7 +183,7 @@ defmodule RustyJson.MixProject do
       licenses: ["MIT"],
       links: %{"GitHub" => @source_url},
       files: ~w(lib native/Cargo.toml native/Cargo.lock
-                native/rustyjson_core/Cargo.toml native/rustyjson_core/src native/rustyjson_core/LICENSE-zmij
+                native/rustyjson_core/Cargo.toml native/rustyjson_core/src
                 native/rustyjson_nif/Cargo.toml native/rustyjson_nif/src
                 mix.exs mix/precompiled.exs checksum-Elixir.RustyJson.Native.exs
                 README.md BENCHMARKS.md CHANGELOG.md LICENSE)

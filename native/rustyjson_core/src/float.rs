@@ -1,7 +1,10 @@
-//! Decimal to `f64`, correctly rounded: Clinger's exact fast path, then Eisel-Lemire, and the standard
-//! library's (correct) parser for the rare cases those cannot decide (more than 19 digits, near-halfway).
+//! Decimal to `f64`, correctly rounded: Clinger's exact fast path, then one 128-bit scaling by a power of ten
+//! (the table in `pow5.rs`; the idea of D. Lemire's "Number Parsing at a Gigabyte per Second", 2021, in a simpler
+//! form: always the full product, and no exact halfway cases) that decides every value but those within a few
+//! units of 2^-128 (relative) of the midpoint between two doubles, and the standard library's (correct) parser
+//! for those and the rest (more than 19 digits, subnormal results).
 
-use crate::pow5::{POWER_OF_FIVE_128, SMALLEST_POWER_OF_FIVE};
+use crate::pow5;
 
 const POW10: [f64; 23] = [
     1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
@@ -20,7 +23,7 @@ pub fn parse_float(text: &[u8]) -> Option<f64> {
 
 /// The value of `(-1)^neg * w * 10^q`, correctly rounded and finite, or `None` when the fast algorithms cannot
 /// decide or the value overflows (then use [`parse_float`]). `w` must hold every significant digit.
-#[inline]
+#[inline(always)]
 pub fn from_parts(neg: bool, w: u64, q: i64) -> Option<f64> {
     let v = if w <= 1 << 53 && (-22..=22).contains(&q) {
         // Clinger's fast path: both operands are exact, so one rounding, and the result is finite. Nothing
@@ -32,22 +35,81 @@ pub fn from_parts(neg: bool, w: u64, q: i64) -> Option<f64> {
             m / POW10[(-q) as usize]
         }
     } else {
-        let v = f64::from_bits(eisel_lemire(q, w)?);
-        if !v.is_finite() {
-            return None;
-        }
-        v
+        f64::from_bits(scaled(w, q)?)
     };
     Some(if neg { -v } else { v })
 }
 
-/// The high bit of every byte of `x` that is not an ASCII digit, exact up to the first such byte (a borrow or
-/// carry only moves upward, so the lowest flagged byte is the first non-digit).
+/// The bits of the double nearest `w * 10^q` (w > 0), or `None` when it overflows, is subnormal, or lies too
+/// near the midpoint of two doubles for the estimate to tell. Out of line: the parser's loop keeps only the
+/// fast path (a call costs less than the registers the whole of it would take there).
+#[inline(never)]
+fn scaled(w: u64, q: i64) -> Option<u64> {
+    if w == 0 || q < i64::from(pow5::FIRST) {
+        // Under 2^64 * 10^-343, below half the smallest subnormal.
+        return Some(0);
+    }
+    if q > 308 {
+        return None;
+    }
+    let q = q as i32;
+    // w * 10^q = (w << z) * S * 2^(f - 127 - z) with 10^q = S * 2^(f - 127); the top 128 bits of (w << z) * g
+    // are under those of the true product by less than 2 (g <= S < g + 1, and the truncation). The upper half of
+    // g alone leaves them under by less than 2^64 + 2, which is enough but when the bits under the significand
+    // are that close to one half (about 1 in 256): only then is the lower half's product needed.
+    let z = w.leading_zeros();
+    let wn = u128::from(w << z);
+    let g = pow5::significand(q);
+    let e = pow5::floor_log2_pow10(q) - 64 - z as i32;
+    let upper = wn * (g >> 64);
+    round_upper(upper, e).or_else(|| round(upper + ((wn * (g as u64 as u128)) >> 64), e))
+}
+
+/// [`round`] for the product with the upper half of g alone, from its upper 64 bits: the 11 bits under the
+/// significand (units of 2^64 of the 75) decide, unless they are within 4 of one half (0x400), as the true value
+/// can be up to 2^65 + 4 over after normalizing.
+#[inline(always)]
+fn round_upper(x: u128, e: i32) -> Option<u64> {
+    let high = (x >> 127) as i32;
+    let top = ((x << (1 - high)) >> 64) as u64;
+    let under = top & 0x7FF;
+    let biased = e + high + 75 + 52 + 1023;
+    if biased <= 0 || under.wrapping_sub(0x400 - 4) <= 8 {
+        return None;
+    }
+    let bits = ((biased as u64) << 52 | ((top >> 11) & ((1 << 52) - 1))) + u64::from(under > 0x400);
+    (bits < 0x7FF << 52).then_some(bits)
+}
+
+/// The bits of the double nearest `x * 2^e`, x at least 2^126 and under the true value by less than 2; `None`
+/// when it is out of the normal range or the true value may be on the other side of a midpoint.
+#[inline(always)]
+fn round(x: u128, e: i32) -> Option<u64> {
+    // Normalized to the top bit (then under by less than 4).
+    let high = (x >> 127) as i32;
+    let x = x << (1 - high);
+    // 53 bits of significand and 75 below them; the double's biased exponent.
+    let m = (x >> 75) as u64;
+    let below = x & ((1 << 75) - 1);
+    let biased = e + high + 75 + 52 + 1023;
+    // The rounding goes by whether `below` is over one half (2^74): an estimate within 4 of it (exact ties among
+    // them) cannot tell. Near 2^75 the true value may carry into `m`: it rounds up either way.
+    if biased <= 0 || below.abs_diff(1 << 74) <= 4 {
+        return None;
+    }
+    // Rounding up adds one to the bits: a significand of all ones carries into the exponent, as it should. No
+    // branch: which way it goes is a coin toss from one number to the next.
+    let bits = ((biased as u64) << 52 | (m & ((1 << 52) - 1))) + u64::from(below > 1 << 74);
+    (bits < 0x7FF << 52).then_some(bits)
+}
+
+/// The top bit set in every byte of `x` that is not an ASCII digit (0x30-0x39), exact up to the first such byte:
+/// 0xAF minus a byte has it for bytes below 0x30 and above 0xAF, and 0x46 plus a byte for 0x3A to 0xB9. Borrows
+/// and carries only leave bytes that are not digits, and only upward.
 #[inline(always)]
 fn non_digits(x: u64) -> u64 {
-    let a = x.wrapping_add(0x4646_4646_4646_4646);
-    let b = x.wrapping_sub(0x3030_3030_3030_3030);
-    (a | b) & 0x8080_8080_8080_8080
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    ((0xAF * ONES).wrapping_sub(x) | x.wrapping_add(0x46 * ONES)) & (0x80 * ONES)
 }
 
 /// How many of the 8 bytes of `x` (little-endian, the first in the lowest byte) are digits before the first
@@ -74,94 +136,18 @@ pub fn parse_digits(x: u64, n: usize) -> u64 {
     combine_eight((kept << 8) << (56 - 8 * n))
 }
 
-/// Eight digit values (0-9, one per byte, the most significant in the lowest byte) as a number.
+/// Eight digit values (0-9, one per byte, the most significant in the lowest byte) as a number: first the four
+/// pairs (each even byte gets its digit times 10 plus the next byte's; times 10 is two additions, so the
+/// multiplier, which the rest of the number's parse keeps busy, is left alone), then, as in Lemire's "Number
+/// Parsing at a Gigabyte per Second", two independent products that weigh the pairs by 10^6 and 10^2, and by
+/// 10^4 and 1, each leaving its sum in the upper half, where the two add up.
 #[inline(always)]
-fn combine_eight(mut v: u64) -> u64 {
-    const MASK: u64 = 0x0000_00FF_0000_00FF;
-    const MUL1: u64 = 0x000F_4240_0000_0064;
-    const MUL2: u64 = 0x0000_2710_0000_0001;
-    v = (v * 10) + (v >> 8);
-    let v1 = (v & MASK).wrapping_mul(MUL1);
-    let v2 = ((v >> 16) & MASK).wrapping_mul(MUL2);
-    ((v1.wrapping_add(v2) >> 32) as u32) as u64
-}
-
-#[inline(always)]
-fn full_multiplication(a: u64, b: u64) -> (u64, u64) {
-    let r = (a as u128) * (b as u128);
-    (r as u64, (r >> 64) as u64)
-}
-
-/// `w * 5^q` truncated to 128 bits, precise enough in the top `precision` bits.
-#[inline(always)]
-fn product_approx(q: i64, w: u64, precision: usize) -> (u64, u64) {
-    let mask = u64::MAX >> precision;
-    let (hi5, lo5) = POWER_OF_FIVE_128[(q - SMALLEST_POWER_OF_FIVE) as usize];
-    let (mut first_lo, mut first_hi) = full_multiplication(w, hi5);
-    if first_hi & mask == mask {
-        let (_, second_hi) = full_multiplication(w, lo5);
-        first_lo = first_lo.wrapping_add(second_hi);
-        if second_hi > first_lo {
-            first_hi += 1;
-        }
-    }
-    (first_lo, first_hi)
-}
-
-#[inline(always)]
-fn power(q: i32) -> i32 {
-    (q.wrapping_mul(152_170 + 65536) >> 16) + 63
-}
-
-const MANTISSA_BITS: i32 = 52;
-const MIN_EXPONENT: i32 = -1023;
-const INFINITE_POWER: i32 = 0x7FF;
-
-/// The Eisel-Lemire algorithm (as in Rust's core::num::dec2flt and fast_float): the bits of the positive
-/// double nearest to `w * 10^q`, or `None` when the approximation is too close to a halfway point.
-fn eisel_lemire(q: i64, mut w: u64) -> Option<u64> {
-    if w == 0 || q < -342 {
-        return Some(0);
-    }
-    if q > 308 {
-        return Some((INFINITE_POWER as u64) << MANTISSA_BITS);
-    }
-    let lz = w.leading_zeros();
-    w <<= lz;
-    let (lo, hi) = product_approx(q, w, MANTISSA_BITS as usize + 3);
-    if lo == u64::MAX && !(-27..=55).contains(&q) {
-        return None;
-    }
-    let upperbit = (hi >> 63) as i32;
-    let shift = upperbit + 64 - MANTISSA_BITS - 3;
-    let mut mantissa = hi >> shift;
-    let mut power2 = power(q as i32) + upperbit - lz as i32 - MIN_EXPONENT;
-    if power2 <= 0 {
-        // Subnormal.
-        if -power2 + 1 >= 64 {
-            return Some(0);
-        }
-        mantissa >>= -power2 + 1;
-        mantissa += mantissa & 1;
-        mantissa >>= 1;
-        power2 = (mantissa >= (1u64 << MANTISSA_BITS)) as i32;
-        return Some(mantissa | ((power2 as u64) << MANTISSA_BITS));
-    }
-    if lo <= 1 && (-4..=23).contains(&q) && mantissa & 3 == 1 && (mantissa << shift) == hi {
-        // Exactly halfway: round to even.
-        mantissa &= !1;
-    }
-    mantissa += mantissa & 1;
-    mantissa >>= 1;
-    if mantissa >= (2u64 << MANTISSA_BITS) {
-        mantissa = 1u64 << MANTISSA_BITS;
-        power2 += 1;
-    }
-    mantissa &= !(1u64 << MANTISSA_BITS);
-    if power2 >= INFINITE_POWER {
-        return Some((INFINITE_POWER as u64) << MANTISSA_BITS);
-    }
-    Some(mantissa | ((power2 as u64) << MANTISSA_BITS))
+fn combine_eight(v: u64) -> u64 {
+    const LANES: u64 = 0x0000_00FF_0000_00FF;
+    let pairs = (v.wrapping_mul(10) + (v >> 8)) & 0x00FF_00FF_00FF_00FF;
+    let first_third = (pairs & LANES).wrapping_mul(1_000_000 << 32 | 100);
+    let second_fourth = ((pairs >> 16) & LANES).wrapping_mul(10_000 << 32 | 1);
+    first_third.wrapping_add(second_fourth) >> 32
 }
 
 #[cfg(test)]
@@ -192,13 +178,31 @@ mod tests {
         Some((neg, w, e - frac.len() as i64))
     }
 
+    /// Checks `from_parts` against the standard parser where it answers; where it does not, the value must be
+    /// out of its range (infinite, or subnormal before rounding) or exactly halfway between two doubles.
     fn check(text: &str) {
         let expected: f64 = text.parse().unwrap();
         if let Some((neg, w, q)) = parts(text) {
-            if let Some(got) = from_parts(neg, w, q) {
-                assert_eq!(got.to_bits(), expected.to_bits(), "{text}");
+            match from_parts(neg, w, q) {
+                Some(got) => assert_eq!(got.to_bits(), expected.to_bits(), "{text}"),
+                None if expected.is_finite() && expected.abs() > f64::MIN_POSITIVE => {
+                    assert!(halfway(w, q, expected), "{text}")
+                }
+                None => {}
             }
         }
+    }
+
+    /// Whether w * 10^q is the midpoint of `f` (normal) and one of its neighbours (the one below a power of two
+    /// is half as far).
+    fn halfway(w: u64, q: i64, f: f64) -> bool {
+        let bits = f.abs().to_bits();
+        let c = u128::from(bits & ((1 << 52) - 1) | 1 << 52);
+        let e = ((bits >> 52) as i32) - 1075;
+        let below = if c == 1 << 52 { 4 * c - 1 } else { 4 * c - 2 };
+        [below, 4 * c + 2]
+            .iter()
+            .any(|&m| crate::exact::compare(w.into(), q as i32, m, e - 2).is_eq())
     }
 
     #[test]
@@ -312,11 +316,63 @@ mod tests {
             let w = next() % 10u64.pow(digits as u32);
             let e = (next() % 700) as i64 - 360;
             check(&format!("{w}e{e}"));
-            // Round-trip shortest forms, the common case in real documents.
+            // Round-trip shortest forms, the common case in real documents; 17 significant digits, the most a
+            // shortest form has, and 19.
             let f = f64::from_bits(next() >> 1);
             if f.is_finite() {
                 check(&format!("{f:e}"));
+                check(&format!("{f:.16e}"));
+                check(&format!("{f:.18e}"));
             }
+        }
+    }
+
+    /// Exact midpoints between two doubles (left to the exact parser), and decimals just off them.
+    #[test]
+    fn midpoints() {
+        for text in [
+            "9007199254740993",
+            "9007199254740995",
+            "9007199254740993.0000000001",
+            "9007199254740992.9999999999",
+            "1.00000000000000011102230246251565404236316680908203125",
+            "2.2250738585072013e-308",
+            "7.2057594037927933e16",
+            "1e23",
+            "8.9884656743115795e307",
+        ] {
+            check(text);
+            let expected: f64 = text.parse().unwrap();
+            let (neg, w, q) = parts(text).unwrap_or((false, 0, 0));
+            let got = from_parts(neg, w, q).or_else(|| parse_float(text.as_bytes()));
+            if parts(text).is_some() {
+                assert_eq!(got.map(f64::to_bits), Some(expected.to_bits()), "{text}");
+            }
+        }
+        // 2^53 + 1 is halfway: undecided, and the exact parser rounds it to even.
+        assert_eq!(from_parts(false, 9_007_199_254_740_993, 0), None);
+    }
+
+    /// A longer run, by hand: `cargo test --release -p rustyjson_core -- --ignored many_decimals`.
+    #[test]
+    #[ignore]
+    fn many_decimals() {
+        let count: u64 = std::env::var("COUNT").map_or(20_000_000, |c| c.parse().unwrap());
+        let mut x: u64 = std::env::var("SEED").map_or(1, |c| c.parse().unwrap());
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for _ in 0..count {
+            let f = f64::from_bits(next() >> 1);
+            if f.is_finite() {
+                check(&format!("{f:e}"));
+                check(&format!("{f:.18e}"));
+            }
+            let w = next() % 10_000_000_000_000_000_000;
+            check(&format!("{w}e{}", (next() % 640) as i64 - 330));
         }
     }
 }

@@ -16,6 +16,7 @@ pub mod splitter;
 
 #[cfg(any(test, feature = "checks"))]
 pub mod checks;
+mod exact;
 mod pow5;
 mod shortest;
 pub mod utf8;

@@ -65,7 +65,12 @@ pub fn write_f64<S: Storage>(out: &mut Buffer<S>, f: f64) {
     s[7] = b'0' + (hi / 100_000_000) as u8;
     s[8..16].copy_from_slice(&(mid | ZEROS).to_be_bytes());
     s[16..24].copy_from_slice(&(low | ZEROS).to_be_bytes());
-    let all = digit_count(d);
+    // 16 or 17 digits but for subnormals (see `shortest::decimal`).
+    let all = if d >= POW10[15] {
+        16 + usize::from(d >= POW10[16])
+    } else {
+        digit_count(d)
+    };
     // Trailing zeros are not significant (d > 0, so fewer than `all`).
     let zeros = if low != 0 {
         low.trailing_zeros() / 8
@@ -77,7 +82,8 @@ pub fn write_f64<S: Storage>(out: &mut Buffer<S>, f: f64) {
     let x = e + all as i32 - 1; // the scientific exponent: f = d.ddd * 10^x
     let nd = all as i32 - zeros; // significant digits
     let digits = s[24 - all..].as_ptr();
-    let sci_len = 3 + (nd - 1).max(1) + exp_len(x);
+    // The length of the scientific form, d.ddde±x (the most common layout, ddd.ddd, does not need it).
+    let sci_len = || 3 + (nd - 1).max(1) + exp_len(x);
     out.reserve(48);
     // SAFETY: 48 bytes are reserved; each branch writes at most 1 + 35 of them (sign, then copies of at most
     // 17 + 16 bytes, 5 + 24, or the scientific form's 2 + 16 + 1 + 4); reads from `digits` stay within `s`
@@ -93,13 +99,13 @@ pub fn write_f64<S: Storage>(out: &mut Buffer<S>, f: f64) {
             *p.add(int) = b'.';
             copy::<16>(digits.add(int), p.add(int + 1));
             nd as usize + 1
-        } else if x >= nd - 1 && x + 3 <= sci_len && f.abs() < TWO_POW_53 {
+        } else if x >= nd - 1 && x + 3 <= sci_len() && f.abs() < TWO_POW_53 {
             // ddd000.0 (below 2^53 at most 16 digits, zeros included).
             let int = (x + 1) as usize;
             copy::<16>(digits, p);
             copy::<2>(b".0".as_ptr(), p.add(int));
             int + 2
-        } else if x < 0 && 1 - x + nd <= sci_len {
+        } else if x < 0 && 1 - x + nd <= sci_len() {
             // 0.000ddd: chosen only with at most 3 zeros after the point.
             let lead = (-x - 1) as usize;
             copy::<5>(b"0.000".as_ptr(), p);
@@ -137,20 +143,20 @@ pub fn write_f64<S: Storage>(out: &mut Buffer<S>, f: f64) {
 
 const ZEROS: u64 = 0x0101_0101_0101_0101 * b'0' as u64;
 
-/// The 8 digits of `n` < 10^8 as the bytes of a u64 (values 0-9, the first digit in the most significant
-/// byte): Xiang JunBo's three-step SWAR (base 10^4, 10^2, 10), as zmij. Each step computes the quotient `q`
-/// and the remainder at once: `n + (2^k - 10^j) * q` puts `q` above bit k and the remainder below.
+/// The 8 digits of `n` < 10^8 as the bytes of a u64 (values 0-9, the first digit in the most significant byte),
+/// in three rounds over all lanes at once: n becomes two 4-digit numbers in 32-bit lanes, each of those two
+/// 2-digit numbers in 16-bit lanes, and each of those two digits in bytes. A lane x whose quotient by 10^j is q
+/// (a multiplication by a rounded-up reciprocal and a shift, exact over the lane's range) becomes
+/// q * 2^b + (x - q * 10^j), with b half the lane's width: that is x + q * (2^b - 10^j).
 #[inline(always)]
 fn bcd8(n: u64) -> u64 {
-    const DIV10K_SIG: u64 = (1 << 40) / 10000 + 1;
-    const NEG10K: u64 = (1 << 32) - 10000;
-    const DIV100_SIG: u64 = (1 << 19) / 100 + 1;
-    const NEG100: u64 = (1 << 16) - 100;
-    const DIV10_SIG: u64 = (1 << 10) / 10 + 1;
-    const NEG10: u64 = (1 << 8) - 10;
-    let abcd_efgh = n + NEG10K * ((n * DIV10K_SIG) >> 40);
-    let ab_cd_ef_gh = abcd_efgh + NEG100 * (((abcd_efgh * DIV100_SIG) >> 19) & 0x7f_0000_007f);
-    ab_cd_ef_gh + NEG10 * (((ab_cd_ef_gh * DIV10_SIG) >> 10) & 0x000f_000f_000f_000f)
+    // n / 10^4 for n < 10^8: 2^41 / 10^4 rounded up is over by 4448 / 10^4, and 10^8 times that stays under
+    // 2^41 / 10^4 (a multiplier under 2^31 is an immediate operand).
+    let v = n + ((n * 219_902_326) >> 41) * ((1 << 32) - 10_000);
+    // x / 100 for x < 10^4 in both 32-bit lanes (2^20 / 100 rounded up; the products stay under 2^27).
+    let v = v + (((v * 10_486) >> 20) & 0x0000_007F_0000_007F) * ((1 << 16) - 100);
+    // x / 10 for x < 100 in the four 16-bit lanes (2^11 / 10 rounded up; the products stay under 2^15).
+    v + (((v * 205) >> 11) & 0x000F_000F_000F_000F) * ((1 << 8) - 10)
 }
 
 /// Copies N bytes (a fixed size: the compiler emits plain moves).
@@ -347,7 +353,7 @@ mod tests {
         String::from_utf8(out.into_vec()).unwrap()
     }
 
-    /// zmij's digits are ryu's, and the fast paths agree with the layout, on random bit patterns (every
+    /// Our digits (shortest.rs) are ryu's, and the fast paths agree with the layout, on random bit patterns (every
     /// exponent, subnormals included) and on random short decimals (the common JSON case).
     #[test]
     fn same_digits_as_ryu() {
@@ -405,6 +411,16 @@ mod tests {
                 assert_eq!(float(f), ryu_layout(f), "{:x}", f.to_bits());
                 assert_eq!(float(-f), ryu_layout(-f), "{:x}", f.to_bits());
             }
+        }
+    }
+
+    /// Every 8-digit group (every 7th without optimizations, which take longer).
+    #[test]
+    fn bcd8_every_value() {
+        let step = if cfg!(debug_assertions) { 7 } else { 1 };
+        for n in (0..100_000_000u64).step_by(step).chain([99_999_999]) {
+            let expected = (0..8).fold(0, |acc, i| acc | (n / 10u64.pow(i) % 10) << (8 * i));
+            assert_eq!(bcd8(n), expected, "{n}");
         }
     }
 

@@ -1,229 +1,348 @@
-//! The shortest decimal that reads back as a given `f64` (the digits ryu gives, so OTP's `[:short]` digits), as an
-//! integer and a power of ten. number.rs lays those out OTP's way directly: formatting text and reading it back
-//! cost as much as finding the digits.
+//! The shortest decimal that reads back as a given `f64`, and the closest to it of those (the digits OTP's
+//! `[:short]` writes, ryu's), as an integer and a power of ten: number.rs lays them out OTP's way directly, as
+//! formatting text and reading it back would cost as much as finding the digits.
 //!
-//! This is the core of zmij 1.0.23 (crates.io; David Tolnay's Rust port of Victor Zverovich's Żmij, a
-//! Schubfach/xjb algorithm), reduced to `f64` and to its `to_decimal` step; used under the MIT licence, whose
-//! notice is in `LICENSE-zmij` beside this crate's Cargo.toml. `number::tests` checks the digits against ryu's.
+//! The approach is the one of Schubfach (R. Giulietti, "The Schubfach way to render doubles", 2020): the decimals
+//! that read back as `v` are those in its rounding interval, and at a precision 10^k no coarser than the interval
+//! is wide, the interval holds at most one multiple of 10^(k+1); when it holds none, the answer is the multiple of
+//! 10^k nearest `v`. Here one 128-bit product scales `v` to units of 10^k with 64 fractional bits, the interval's
+//! half-width comes from the power of ten alone, and every decision the estimates leave within a few 2^-64 of its
+//! boundary (exact ties and bounds, which short decimals near 2^53 or 2^-1 produce, or closer calls that the
+//! precision cannot settle) is made with exact integers (`exact.rs`).
 
-#[derive(Clone, Copy)]
-struct U128 {
-    hi: u64,
-    lo: u64,
-}
+use crate::exact::compare;
+use crate::pow5;
+use std::cmp::Ordering::{Equal, Greater, Less};
 
-const fn umul128_hi64(x: u64, y: u64) -> u64 {
-    ((x as u128 * y as u128) >> 64) as u64
-}
-
-/// (x * y + c) >> 64.
+/// A finite double as `c * 2^q`, and whether it is a power of two above the smallest normal exponent: there the
+/// next double down is half as far as the next one up (below that exponent the spacing goes on into the
+/// subnormals), so the interval is 3/4 as wide and lopsided.
 #[inline(always)]
-fn umul128_add_hi64(x: u64, y: u64, c: u64) -> u64 {
-    ((u128::from(x) * u128::from(y) + u128::from(c)) >> 64) as u64
-}
-
-#[inline(always)]
-fn umul192_hi128(x_hi: u64, x_lo: u64, y: u64) -> U128 {
-    let p = x_hi as u128 * y as u128;
-    let lo = (p as u64).wrapping_add(umul128_hi64(x_lo, y));
-    U128 {
-        hi: (p >> 64) as u64 + u64::from(lo < p as u64),
-        lo,
-    }
-}
-
-/// floor(log10(2^bin_exp)) when regular, floor(log10(3/4 * 2^bin_exp)) otherwise.
-#[inline(always)]
-const fn compute_dec_exp(bin_exp: i32, regular: bool) -> i32 {
-    const LOG10_3_OVER_4_SIG: i32 = 131_072;
-    const LOG10_2_SIG: i32 = 315_653;
-    const LOG10_2_EXP: i32 = 20;
-    (bin_exp * LOG10_2_SIG - !regular as i32 * LOG10_3_OVER_4_SIG) >> LOG10_2_EXP
-}
-
-/// The shift that gives the scaled significand a fixed 128-bit fractional part, before `EXTRA_SHIFT` is added (it
-/// can be negative, down to -2 for powers of two; as a `u8`, as it was, only the release build's wrapping shifts
-/// made it come out right, because 256 is a multiple of 64, and the overflow-checked build panicked on 1.0).
-#[inline(always)]
-const fn compute_exp_shift(bin_exp: i32, dec_exp: i32) -> i32 {
-    const LOG2_POW10_SIG: i32 = 217_707;
-    const LOG2_POW10_EXP: i32 = 16;
-    let pow10_bin_exp = (-dec_exp * LOG2_POW10_SIG) >> LOG2_POW10_EXP;
-    bin_exp + pow10_bin_exp + 1
-}
-
-const POW10_MINOR: [u64; 28] = [
-    0x8000000000000000,
-    0xa000000000000000,
-    0xc800000000000000,
-    0xfa00000000000000,
-    0x9c40000000000000,
-    0xc350000000000000,
-    0xf424000000000000,
-    0x9896800000000000,
-    0xbebc200000000000,
-    0xee6b280000000000,
-    0x9502f90000000000,
-    0xba43b74000000000,
-    0xe8d4a51000000000,
-    0x9184e72a00000000,
-    0xb5e620f480000000,
-    0xe35fa931a0000000,
-    0x8e1bc9bf04000000,
-    0xb1a2bc2ec5000000,
-    0xde0b6b3a76400000,
-    0x8ac7230489e80000,
-    0xad78ebc5ac620000,
-    0xd8d726b7177a8000,
-    0x878678326eac9000,
-    0xa968163f0a57b400,
-    0xd3c21bcecceda100,
-    0x84595161401484a0,
-    0xa56fa5b99019a5c8,
-    0xcecb8f27f4200f3a,
-];
-
-#[rustfmt::skip]
-const POW10_MAJOR: [U128; 23] = [
-    U128 { hi: 0xaf8e5410288e1b6f, lo: 0x07ecf0ae5ee44dda }, // -303
-    U128 { hi: 0xb1442798f49ffb4a, lo: 0x99cd11cfdf41779d }, // -275
-    U128 { hi: 0xb2fe3f0b8599ef07, lo: 0x861fa7e6dcb4aa15 }, // -247
-    U128 { hi: 0xb4bca50b065abe63, lo: 0x0fed077a756b53aa }, // -219
-    U128 { hi: 0xb67f6455292cbf08, lo: 0x1a3bc84c17b1d543 }, // -191
-    U128 { hi: 0xb84687c269ef3bfb, lo: 0x3d5d514f40eea742 }, // -163
-    U128 { hi: 0xba121a4650e4ddeb, lo: 0x92f34d62616ce413 }, // -135
-    U128 { hi: 0xbbe226efb628afea, lo: 0x890489f70a55368c }, // -107
-    U128 { hi: 0xbdb6b8e905cb600f, lo: 0x5400e987bbc1c921 }, //  -79
-    U128 { hi: 0xbf8fdb78849a5f96, lo: 0xde98520472bdd034 }, //  -51
-    U128 { hi: 0xc16d9a0095928a27, lo: 0x75b7053c0f178294 }, //  -23
-    U128 { hi: 0xc350000000000000, lo: 0x0000000000000000 }, //    5
-    U128 { hi: 0xc5371912364ce305, lo: 0x6c28000000000000 }, //   33
-    U128 { hi: 0xc722f0ef9d80aad6, lo: 0x424d3ad2b7b97ef6 }, //   61
-    U128 { hi: 0xc913936dd571c84c, lo: 0x03bc3a19cd1e38ea }, //   89
-    U128 { hi: 0xcb090c8001ab551c, lo: 0x5cadf5bfd3072cc6 }, //  117
-    U128 { hi: 0xcd036837130890a1, lo: 0x36dba887c37a8c10 }, //  145
-    U128 { hi: 0xcf02b2c21207ef2e, lo: 0x94f967e45e03f4bc }, //  173
-    U128 { hi: 0xd106f86e69d785c7, lo: 0xe13336d701beba52 }, //  201
-    U128 { hi: 0xd31045a8341ca07c, lo: 0x1ede48111209a051 }, //  229
-    U128 { hi: 0xd51ea6fa85785631, lo: 0x552a74227f3ea566 }, //  257
-    U128 { hi: 0xd732290fbacaf133, lo: 0xa97c177947ad4096 }, //  285
-    U128 { hi: 0xd94ad8b1c7380874, lo: 0x18375281ae7822bc }, //  313
-];
-
-#[rustfmt::skip]
-const POW10_FIXUPS: [u32; 20] = [
-    0x0a4e363f, 0x00001840, 0x00006400, 0x24200040, 0x00000000,
-    0x0c000000, 0x82c81380, 0x5e4ce01f, 0xd730f60f, 0x0000001b,
-    0x00000000, 0xcdf7fffc, 0x6e8201d8, 0x40cd3fd1, 0xdb642501,
-    0x00000d0d, 0x14042400, 0x53713840, 0x11781db4, 0x00000000,
-];
-
-// 128-bit significands of powers of 10 rounded down.
-
-const NUM_POW10S: usize = 618;
-const DEC_EXP_MIN: i32 = -293;
-
-/// 128-bit significands of 10^k (k from DEC_EXP_MIN), rounded down, computed at compile time (Dougall Johnson's
-/// method, as zmij).
-static POW10: [U128; NUM_POW10S] = {
-    let mut table = [U128 { hi: 0, lo: 0 }; NUM_POW10S];
-    let mut i = 0;
-    while i < NUM_POW10S {
-        table[i] = pow10_significand(i as u32);
-        i += 1;
-    }
-    table
-};
-
-const fn pow10_significand(i: u32) -> U128 {
-    const STRIDE: u32 = POW10_MINOR.len() as u32;
-    let m = POW10_MINOR[((i + 10) % STRIDE) as usize];
-    let h = POW10_MAJOR[((i + 10) / STRIDE) as usize];
-    let h1 = umul128_hi64(h.lo, m);
-    let c0 = h.lo.wrapping_mul(m);
-    let c1 = h1.wrapping_add(h.hi.wrapping_mul(m));
-    let c2 = (c1 < h1) as u64 + umul128_hi64(h.hi, m);
-    let mut result = if (c2 >> 63) != 0 {
-        U128 { hi: c2, lo: c1 }
+fn split(bits: u64) -> (u64, i32, bool) {
+    let raw_exp = ((bits >> 52) & 0x7FF) as i32;
+    let frac = bits & ((1 << 52) - 1);
+    if raw_exp == 0 {
+        (frac, -1074, false)
     } else {
-        U128 {
-            hi: (c2 << 1) | (c1 >> 63),
-            lo: (c1 << 1) | (c0 >> 63),
-        }
-    };
-    result.lo -= ((POW10_FIXUPS[(i >> 5) as usize] >> (i & 31)) & 1) as u64;
-    result
+        (frac | 1 << 52, raw_exp - 1075, frac == 0 && raw_exp > 1)
+    }
 }
 
+/// The k with 10^k <= the interval's width (2^q, or 3/4 of it) < 10^(k+1).
 #[inline(always)]
-fn pow10(dec_exp: i32) -> U128 {
-    // dec_exp stays within the table for every finite double (zmij's bounds).
-    POW10[(dec_exp - DEC_EXP_MIN) as usize]
+fn precision(q: i32, irregular: bool) -> i32 {
+    if irregular {
+        pow5::floor_log10_three_quarters_pow2(q)
+    } else {
+        pow5::floor_log10_pow2(q)
+    }
 }
 
-const EXTRA_SHIFT: u32 = 6;
-const EXP_OFFSET: i32 = 1023 + 52;
-const IMPLICIT_BIT: u64 = 1 << 52;
+/// `c * 2^q` in units of 10^k with 64 fractional bits, and the interval's half-width above it, 2^(q-1) * 10^-k
+/// (0.5 to 5), in the same units: each under the true value by less than 2 (units of 2^-64).
+#[inline(always)]
+fn scale(c: u64, q: i32, k: i32) -> (u128, u128) {
+    // 10^-k = S * 2^(f - 127), S from the table; so c * 2^q * 10^-k = c * S * 2^(q + f - 127), and with
+    // s = q + f + 1 (1 to 7 over the whole range) the top 128 bits of (c << s) * S are that times 2^64. As
+    // g <= S < g + 1 and the product is truncated, the result is under by less than 2.
+    let s = q + pow5::floor_log2_pow10(-k) + 1;
+    debug_assert!((1..=7).contains(&s));
+    // SAFETY: s is 1 to 7 for every exponent, regular or not (the tests run each one with overflow checks); told
+    // so, the compiler shifts without handling shifts past 63 bits.
+    unsafe { std::hint::assert_unchecked((1..=7).contains(&s)) };
+    let g = pow5::significand(-k);
+    let x = u128::from(c << s);
+    let t = x * (g >> 64) + ((x * (g as u64 as u128)) >> 64);
+    // 2^(q-1) * 10^-k = S * 2^(q + f - 128) (the shift in two steps, each under 64).
+    (t, (g >> 58) >> (7 - s))
+}
 
-/// `|f|` (finite) as `digits * 10^exp`: the shortest digits that read back as `f` (the closest of them), possibly
-/// with trailing zeros (the caller strips them). Zero gives (0, 0).
+/// `|f|` (finite and not zero, given as its bits) as `digits * 10^exp`: the shortest digits that read back as `f`
+/// (the closest of them), possibly with trailing zeros, which the caller strips. `digits` has 16 or 17 digits
+/// (fewer only for subnormals).
 #[inline(always)]
 pub fn decimal(bits: u64) -> (u64, i32) {
     let raw_exp = ((bits >> 52) & 0x7FF) as i32;
-    let bin_sig = bits & (IMPLICIT_BIT - 1);
-    let (sig, exp, digit, has_digit) = if raw_exp == 0 {
-        if bin_sig == 0 {
-            return (0, 0);
-        }
-        // Subnormal: the regular computation with the smallest exponent.
-        to_decimal(bin_sig, 1 - EXP_OFFSET, true)
+    let frac = bits & ((1 << 52) - 1);
+    if frac == 0 {
+        return power_of_two(bits);
+    }
+    let (c, q) = if raw_exp == 0 {
+        (frac, -1074)
     } else {
-        to_decimal(bin_sig | IMPLICIT_BIT, raw_exp - EXP_OFFSET, bin_sig != 0)
+        (frac | 1 << 52, raw_exp - 1075)
     };
-    // sig * 10^(exp + 1) when a shorter candidate rounds to f; else one more digit is needed.
-    (sig * 10 + if has_digit { digit } else { 0 }, exp)
+    let k = pow5::floor_log10_pow2(q);
+    let (t, up) = scale(c, q, k);
+    // Is a multiple of 10 (units of 10^k) in the interval [t - up, t + up]? The largest one not above the upper
+    // bound is inside when the bound is less than 2 * up above it. The estimates are under by less than 4 (the
+    // bound) and 2 (the distance): both are taken 4 higher (the bound w, the half-width `reach`), and calls
+    // within a few units go to `exactly`, as do bounds within 4 of a multiple of 10 (the multiple might be one
+    // step lower, or equal to the bound, which is then inside only for even c).
+    let reach = up + 4;
+    let w = t + reach;
+    let top = (w >> 64) as u64;
+    let rem = (u128::from(top % 10) << 64) | u128::from(w as u64);
+    // 2 * up + 8 - rem: the multiple is inside when this is over 8 (rem < 2 * up), outside when negative.
+    let margin = (reach << 1).wrapping_sub(rem);
+    if (margin as i128) < 0 {
+        // None: the multiple of 10^k nearest f, which is inside (half a step from f at most, and the interval
+        // reaches at least that far on each side). Fractions within 4 of one half (a tie, or too close to call)
+        // are decided exactly: the sum below carries exactly when the fraction is over one half, and is then
+        // the fraction less one half and 1.
+        let (sum, over_half) = (t as u64).overflowing_add((1 << 63) - 1);
+        if sum.wrapping_add(5) <= 8 {
+            return exactly(bits);
+        }
+        return ((t >> 64) as u64 + u64::from(over_half), k);
+    }
+    if margin > 8 && rem > 8 {
+        return (top - top % 10, k);
+    }
+    exactly(bits)
 }
 
-/// zmij's `to_decimal` for f64: scales `bin_sig * 2^bin_exp` by 10^(-dec_exp - 1) to get the 16-17 digit
-/// candidate, and the next digit from the fractional part; `regular` is false for powers of two (whose lower
-/// neighbour is closer).
-#[inline(always)]
-fn to_decimal(bin_sig: u64, bin_exp: i32, regular: bool) -> (u64, i32, u64, bool) {
-    if !regular {
-        let dec_exp = compute_dec_exp(bin_exp, false);
-        let shift = (compute_exp_shift(bin_exp, dec_exp + 1) + EXTRA_SHIFT as i32) as u32;
-        let pow10 = pow10(-dec_exp - 1);
-        let p = umul192_hi128(pow10.hi, pow10.lo, bin_sig << shift);
-        let mut integral = p.hi >> EXTRA_SHIFT;
-        let fractional = (p.hi << (64 - EXTRA_SHIFT)) | (p.lo >> EXTRA_SHIFT);
-        let half_ulp = pow10.hi >> (EXTRA_SHIFT + 1 - shift);
-        let round_up = half_ulp > u64::MAX - fractional;
-        let round_down = (half_ulp >> 1) > fractional;
-        integral += u64::from(round_up);
-        let mut digit = umul128_add_hi64(fractional, 10, (1 << 63) - 1);
-        let lo = umul128_add_hi64(fractional.wrapping_sub(half_ulp >> 1), 10, !0);
-        if digit < lo {
-            digit = lo;
+/// [`decimal`] for the powers of two, whose interval is lopsided (reaching down half as far as up) except at the
+/// smallest normal exponent.
+#[inline(never)]
+fn power_of_two(bits: u64) -> (u64, i32) {
+    let (c, q, irregular) = split(bits);
+    let k = precision(q, irregular);
+    let (t, up) = scale(c, q, k);
+    let down = up >> irregular as u32;
+    let width = up + down;
+    let w = t + up + 4;
+    let top = (w >> 64) as u64;
+    let rem = (u128::from(top % 10) << 64) | u128::from(w as u64);
+    if rem > 8 && rem < width {
+        return (top - top % 10, k);
+    }
+    if rem <= width + 8 {
+        return exactly(bits);
+    }
+    let n = (t >> 64) as u64;
+    let fraction = t as u64;
+    if (fraction ^ 1 << 63).wrapping_add(4) <= 8 {
+        return exactly(bits);
+    }
+    if fraction > 1 << 63 || !irregular {
+        return (n + u64::from(fraction > 1 << 63), k);
+    }
+    // n is inside when the lower bound t - down is at or under it: down >= fraction. Otherwise n + 1 is: the
+    // interval is at least one unit wide, and n + 1 - t < 1 - down <= up.
+    let margin = down.wrapping_sub(u128::from(fraction));
+    if margin.wrapping_add(4) <= 8 {
+        return exactly(bits);
+    }
+    (n + u64::from((margin as i128) < 0), k)
+}
+
+/// The decisions of [`decimal`] made exactly, for the cases the estimates leave open (from the bits alone, so that
+/// the fast path keeps nothing alive for it).
+#[cold]
+#[inline(never)]
+fn exactly(bits: u64) -> (u64, i32) {
+    let (c, q, irregular) = split(bits);
+    let k = precision(q, irregular);
+    let (t, up) = scale(c, q, k);
+    let top = ((t + up + 4) >> 64) as u64;
+    decide(c, q, irregular, k, (t >> 64) as u64, top - top % 10)
+}
+
+/// The exact decisions: `n` is an estimate of the floor of f in units of 10^k and `m` of the largest multiple of
+/// 10 not above the upper bound, `n` within one of the true one and `m` the true one or one step (10) above.
+fn decide(c: u64, q: i32, irregular: bool, k: i32, n: u64, m: u64) -> (u64, i32) {
+    // f and the bounds of its interval as b * 2^(q-2); the bounds belong to it when c is even (reading a tie
+    // rounds to the even significand).
+    let lower = 4 * u128::from(c) - if irregular { 1 } else { 2 };
+    let upper = 4 * u128::from(c) + 2;
+    let closed = c & 1 == 0;
+    // Past a bound: beyond it, or on it when the bounds do not belong.
+    let past = |order: std::cmp::Ordering, beyond| order == beyond || (!closed && order == Equal);
+    let inside = |d: u64| {
+        !past(compare(d.into(), k, upper, q - 2), Greater)
+            && !past(compare(d.into(), k, lower, q - 2), Less)
+    };
+    // At most one multiple of 10 is inside.
+    for d in [m, m.saturating_sub(10)] {
+        if d > 0 && inside(d) {
+            return (d, k);
         }
-        return (integral, dec_exp, digit, !(round_up || round_down));
     }
-    let dec_exp = compute_dec_exp(bin_exp, true);
-    let shift = (compute_exp_shift(bin_exp, dec_exp + 1) + EXTRA_SHIFT as i32) as u32;
-    let even = 1 - (bin_sig & 1);
-    // Xiang JunBo's optimisation (as zmij): scale by 10^(-dec_exp - 1) to get the shorter candidate directly
-    // and derive the extra digit from the fractional part.
-    let pow10 = pow10(-dec_exp - 1);
-    let p = umul192_hi128(pow10.hi, pow10.lo, bin_sig << shift);
-    let mut integral = p.hi >> EXTRA_SHIFT;
-    let fractional = (p.hi << (64 - EXTRA_SHIFT)) | (p.lo >> EXTRA_SHIFT);
-    let half_ulp = (pow10.hi >> (EXTRA_SHIFT + 1 - shift)) + even;
-    let round_up = fractional.wrapping_add(half_ulp) < fractional;
-    let round_down = half_ulp > fractional;
-    integral += u64::from(round_up);
-    // (1 << 63) + 6: zmij's biased half (+6 for boundary cases its verifier found).
-    let mut digit = umul128_add_hi64(fractional, 10, (1 << 63) + 6);
-    if fractional == (1 << 62) {
-        digit = 2; // 2.5 rounds to 2.
+    // The floor of f, then the nearer of it and the next, the even one on a tie.
+    let mut floor = n;
+    while compare(u128::from(floor) + 1, k, c.into(), q) != Greater {
+        floor += 1;
     }
-    (integral, dec_exp, digit, !(round_up || round_down))
+    while compare(floor.into(), k, c.into(), q) == Greater {
+        floor -= 1;
+    }
+    let nearest = match compare(2 * u128::from(floor) + 1, k, c.into(), q + 1) {
+        Greater => floor,
+        Less => floor + 1,
+        Equal => floor + (floor & 1),
+    };
+    // It is inside, except that below a power of two it can be under the interval; then the next one up is in.
+    if irregular && !inside(nearest) {
+        (nearest + 1, k)
+    } else {
+        (nearest, k)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// ryu's digits (the reference OTP's `[:short]` follows) as an integer and an exponent, trailing zeros
+    /// stripped.
+    fn ryu_decimal(f: f64) -> (u64, i32) {
+        let text = ryu::Buffer::new().format_finite(f.abs()).to_string();
+        let (mantissa, exp) = match text.split_once('e') {
+            Some((m, e)) => (m.to_string(), e.parse::<i32>().unwrap()),
+            None => (text.clone(), 0),
+        };
+        let (int, frac) = mantissa.split_once('.').unwrap_or((&mantissa, ""));
+        let digits = format!("{int}{frac}");
+        strip(digits.parse().unwrap(), exp - frac.len() as i32)
+    }
+
+    fn strip(mut d: u64, mut e: i32) -> (u64, i32) {
+        while d.is_multiple_of(10) {
+            d /= 10;
+            e += 1;
+        }
+        (d, e)
+    }
+
+    fn ours(f: f64) -> (u64, i32) {
+        let (d, e) = decimal(f.to_bits());
+        assert!(d < 100_000_000_000_000_000, "{f:e}: {d}");
+        // 16 or 17 digits but for subnormals (number.rs counts those two with two compares).
+        assert!(
+            d >= 1_000_000_000_000_000 || f.abs() < f64::MIN_POSITIVE,
+            "{f:e}: {d}"
+        );
+        strip(d, e)
+    }
+
+    /// The exact path alone, from the fast path's estimates with the floor one step off either way.
+    fn exact_path(f: f64, nudge: u64) -> (u64, i32) {
+        let (c, q, irregular) = split(f.to_bits());
+        let k = precision(q, irregular);
+        let (t, up) = scale(c, q, k);
+        let top = ((t + up + 4) >> 64) as u64;
+        let n = ((t >> 64) as u64 + nudge).saturating_sub(1);
+        let (d, e) = decide(c, q, irregular, k, n, top - top % 10);
+        strip(d, e)
+    }
+
+    #[test]
+    fn known_values() {
+        assert_eq!(ours(1.0), (1, 0));
+        assert_eq!(ours(0.1), (1, -1));
+        assert_eq!(ours(0.3), (3, -1));
+        assert_eq!(ours(0.30000000000000004), (30000000000000004, -17));
+        assert_eq!(ours(123.456), (123456, -3));
+        assert_eq!(ours(5e-324), (5, -324));
+        assert_eq!(ours(f64::MAX), (17976931348623157, 292));
+        assert_eq!(ours(f64::MIN_POSITIVE), (22250738585072014, -324));
+        assert_eq!(ours(9007199254740992.0), (9007199254740992, 0));
+        assert_eq!(ours(1e23), (1, 23));
+    }
+
+    /// xorshift64*: the same sequence on every run.
+    fn rng(mut state: u64) -> impl FnMut() -> u64 {
+        move || {
+            state ^= state >> 12;
+            state ^= state << 25;
+            state ^= state >> 27;
+            state.wrapping_mul(0x2545_F491_4F6C_DD1D)
+        }
+    }
+
+    /// Doubles where the estimates come closest to a boundary: powers of two and their neighbours (the lopsided
+    /// interval), the ends of every exponent, subnormals, powers of ten and their neighbours, integers around
+    /// 2^53, short decimals (their bounds can be exact), and halves of odd integers (exact ties).
+    fn edges() -> Vec<f64> {
+        let mut cases = vec![f64::MIN_POSITIVE, f64::MAX, f64::EPSILON, 5e-324, 1e-323];
+        for e in 0..2047u64 {
+            for m in [
+                0,
+                1,
+                2,
+                3,
+                (1 << 52) - 1,
+                (1 << 52) - 2,
+                1 << 51,
+                0x5_5555_5555_5555,
+            ] {
+                cases.push(f64::from_bits(e << 52 | m));
+            }
+        }
+        for i in 1..5_000u64 {
+            cases.push(f64::from_bits(i));
+            cases.push((1u64 << 53) as f64 + (i as f64 - 2_500.0) * 2.0);
+            cases.push(i as f64 * 0.5);
+            cases.push(i as f64 * 1e15 + 0.5);
+            cases.push(i as f64 * 1e16);
+        }
+        for k in -325..=308 {
+            let p = 10f64.powi(k);
+            cases.extend([p, p.next_up(), p.next_down(), p * 3.0, p * 7.0]);
+        }
+        cases.retain(|f| f.is_finite() && *f != 0.0);
+        cases
+    }
+
+    #[test]
+    fn same_digits_as_ryu() {
+        let mut next = rng(0x9E37_79B9_7F4A_7C15);
+        for _ in 0..500_000 {
+            let f = f64::from_bits(next() >> 1);
+            if f.is_finite() && f != 0.0 {
+                assert_eq!(ours(f), ryu_decimal(f), "{f:e}");
+            }
+            // Short decimals, the usual JSON number.
+            let f = (next() % 10_000_000_000) as f64 * 10f64.powi((next() % 40) as i32 - 20);
+            if f != 0.0 {
+                assert_eq!(ours(f), ryu_decimal(f), "{f:e}");
+            }
+        }
+        for f in edges() {
+            assert_eq!(ours(f), ryu_decimal(f), "{f:e} ({:x})", f.to_bits());
+        }
+    }
+
+    #[test]
+    fn exact_path_agrees() {
+        let mut next = rng(0x2545_F491_4F6C_DD1D);
+        let mut cases = edges();
+        cases.extend((0..20_000).map(|_| f64::from_bits(next() >> 1)));
+        for (i, f) in cases.into_iter().enumerate() {
+            if f.is_finite() && f != 0.0 {
+                let nudge = i as u64 % 3;
+                assert_eq!(
+                    exact_path(f, nudge),
+                    ryu_decimal(f),
+                    "{f:e} ({:x})",
+                    f.to_bits()
+                );
+            }
+        }
+    }
+
+    /// A longer run, by hand: `cargo test --release -p rustyjson_core -- --ignored many_random`.
+    #[test]
+    #[ignore]
+    fn many_random() {
+        let count: u64 = std::env::var("COUNT").map_or(200_000_000, |c| c.parse().unwrap());
+        let mut next = rng(std::env::var("SEED").map_or(1, |c| c.parse().unwrap()));
+        for _ in 0..count {
+            let f = f64::from_bits(next() >> 1);
+            if f.is_finite() && f != 0.0 {
+                assert_eq!(ours(f), ryu_decimal(f), "{f:e} ({:x})", f.to_bits());
+            }
+        }
+    }
 }
