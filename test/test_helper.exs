@@ -5,6 +5,9 @@ RustyJson.AptLibs.add_paths!([:proper])
 # Loaded here, after PropEr joined the code path (compiled with test/support, its calls to PropEr would be
 # undefined-module warnings where Mix keeps only the project's applications in the path, Elixir 1.15+).
 Code.require_file("support/json_gen.exs", __DIR__)
+
+# Loaded, not compiled with test/support: its crypto and inets calls are not the project's applications.
+Code.require_file("support/artifact.exs", __DIR__)
 RustyJson.AptLibs.add_paths_if_present([:jiffy])
 IO.puts("Reference JSON implementations on this VM: #{inspect(RustyJson.Reference.names())}")
 

@@ -5,26 +5,16 @@ defmodule RustyJson.PrecompiledTest do
   use ExUnit.Case, async: false
 
   Code.require_file("../../mix/precompiled.exs", __DIR__)
-  alias RustyJson.Precompiled
+  alias RustyJson.{Precompiled, TestArtifact}
 
   @moduletag :tmp_dir
 
   setup %{tmp_dir: tmp} do
-    library = File.read!(Path.join(:code.priv_dir(:rusty_json), "native/rustyjson_nif.so"))
     target = Precompiled.target()
     nif = List.to_string(:erlang.system_info(:nif_version))
     name = Precompiled.artifact_name("9.9.9", nif, target)
     served = Path.join(tmp, "served")
-    File.mkdir_p!(served)
-    path = Path.join(served, name)
-
-    :ok =
-      :erl_tar.create(String.to_charlist(path), [{~c"librustyjson_nif.so", library}], [
-        :compressed
-      ])
-
-    archive = File.read!(path)
-    sha = :crypto.hash(:sha256, archive) |> Base.encode16(case: :lower)
+    {library, sha} = TestArtifact.archive!(served, name)
 
     %{
       library: library,
@@ -89,24 +79,8 @@ defmodule RustyJson.PrecompiledTest do
   end
 
   test "over HTTP on loopback: served, cached, 404 and server down are errors", ctx do
-    # Mix (Elixir 1.15+) keeps only the project's applications in the code path.
-    if function_exported?(Mix, :ensure_application!, 1),
-      do: apply(Mix, :ensure_application!, [:inets])
-
-    {:ok, _} = Application.ensure_all_started(:inets)
-
-    # Through apply/3: inets is not among the project's applications, which Elixir 1.15+ checks calls against.
-    config = [
-      port: 0,
-      server_name: ~c"rusty_json_test",
-      server_root: String.to_charlist(ctx.tmp_dir),
-      document_root: String.to_charlist(ctx.served),
-      bind_address: {127, 0, 0, 1}
-    ]
-
-    {:ok, pid} = apply(:inets, :start, [:httpd, config])
-    port = apply(:httpd, :info, [pid])[:port]
-    base = "http://127.0.0.1:#{port}"
+    server = TestArtifact.serve!(ctx.served, Path.join(ctx.tmp_dir, "requests.log"))
+    {_, base} = server
 
     try do
       assert Precompiled.install(ctx.name, ctx.sha, base, ctx.cache, ctx.dest) == :ok
@@ -115,12 +89,12 @@ defmodule RustyJson.PrecompiledTest do
       assert {:error, message} = Precompiled.fetch(base, "missing.tar.gz")
       assert message =~ "HTTP 404"
     after
-      apply(:inets, :stop, [:httpd, pid])
+      TestArtifact.stop(server)
     end
 
     # The cache answers with the server gone; an artifact not cached is a clear error.
     assert Precompiled.install(ctx.name, ctx.sha, base, ctx.cache, ctx.dest) == :ok
     assert {:error, message} = Precompiled.fetch(base, "other.tar.gz")
-    assert message =~ "127.0.0.1:#{port}/other.tar.gz"
+    assert message =~ base <> "/other.tar.gz"
   end
 end

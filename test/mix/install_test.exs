@@ -1,0 +1,203 @@
+defmodule RustyJson.InstallTest do
+  # `mix compile` of a copy of this project as a user's machine runs it: with no cargo on PATH (nor in
+  # ~/.cargo/bin), its NIF comes from a loopback HTTP server serving the library this build installed, archived
+  # as scripts/precompile archives it and listed in the copy's checksum file. Each test compiles its own copy in
+  # a child `mix` (the copy's native/ is this checkout's, so a fallback build with cargo finds it built).
+  use ExUnit.Case, async: false
+
+  Code.require_file("../../mix/precompiled.exs", __DIR__)
+  alias RustyJson.{Precompiled, TestArtifact}
+
+  @moduletag :tmp_dir
+  # A child VM compiling 15 modules, slower under emulation (arm64 roots).
+  @moduletag timeout: 600_000
+
+  @root Path.expand("../..", __DIR__)
+  @version Mix.Project.config()[:version]
+
+  setup %{tmp_dir: tmp} do
+    project = Path.join(tmp, "project")
+    File.mkdir_p!(project)
+
+    for file <- ["mix.exs", "mix", "lib"],
+        do: File.cp_r!(Path.join(@root, file), Path.join(project, file))
+
+    File.ln_s!(Path.join(@root, "native"), Path.join(project, "native"))
+
+    # The artifact under the name `make precompile` gives this VM's target (NIF version 2.16, the crate's).
+    name = Precompiled.artifact_name(@version, "2.16", Precompiled.target())
+    served = Path.join(tmp, "served")
+    {library, sha} = TestArtifact.archive!(served, name)
+    log = Path.join(tmp, "requests.log")
+    server = TestArtifact.serve!(served, log)
+    on_exit(fn -> TestArtifact.stop(server) end)
+
+    %{
+      project: project,
+      name: name,
+      sha: sha,
+      library: library,
+      served: served,
+      log: log,
+      base_url: elem(server, 1),
+      cache: Path.join(tmp, "cache"),
+      installed: Path.join(project, "priv/native/rustyjson_nif.so"),
+      no_cargo: no_cargo_env(tmp)
+    }
+  end
+
+  test "with no cargo: downloaded, verified, installed and loaded; a second compile asks nothing",
+       ctx do
+    write_checksums(ctx, %{ctx.name => ctx.sha})
+
+    assert {_, 0} = mix(ctx, ["compile"], ctx.no_cargo)
+    assert TestArtifact.requests(ctx.log, ctx.name) == 1
+    assert File.read!(ctx.installed) == ctx.library
+    assert File.exists?(Path.join(ctx.cache, ctx.name))
+
+    script =
+      ~S|IO.write(RustyJson.encode!(%{"a" => [1, 2.5, "é"]}) <> " " <> inspect(RustyJson.decode!("[true]")))|
+
+    assert {output, 0} = mix(ctx, ["run", "-e", script], ctx.no_cargo)
+    assert String.ends_with?(output, ~s({"a":[1,2.5,"é"]} [true]))
+
+    # The installed library gone, the next compile installs it again from the cache alone.
+    File.rm_rf!(Path.join(ctx.project, "priv"))
+    assert {_, 0} = mix(ctx, ["compile"], ctx.no_cargo)
+    assert File.read!(ctx.installed) == ctx.library
+    assert TestArtifact.requests(ctx.log, ctx.name) == 1
+  end
+
+  test "a tampered archive is refused, naming the file and both hashes; nothing is installed",
+       ctx do
+    path = Path.join(ctx.served, ctx.name)
+    <<head::binary-size(100), byte, rest::binary>> = File.read!(path)
+    File.write!(path, <<head::binary, Bitwise.bxor(byte, 0x40), rest::binary>>)
+    actual = :crypto.hash(:sha256, File.read!(path)) |> Base.encode16(case: :lower)
+    write_checksums(ctx, %{ctx.name => ctx.sha})
+
+    # Refused even where cargo could build: a mismatch is never papered over.
+    for env <- [ctx.no_cargo, []] do
+      assert {output, status} = mix(ctx, ["compile"], env)
+      assert status != 0
+      assert output =~ "#{ctx.base_url}/#{ctx.name} does not match the checksum file"
+      assert output =~ "expected sha256:#{ctx.sha}"
+      assert output =~ "got      sha256:#{actual}"
+      refute File.exists?(ctx.installed)
+      refute File.exists?(Path.join(ctx.cache, ctx.name))
+    end
+  end
+
+  test "no artifact for this target: cargo builds it, and without cargo one error says what to do",
+       ctx do
+    write_checksums(ctx, %{
+      Precompiled.artifact_name(@version, "2.16", "sparc-unknown-linux-gnu") => ctx.sha
+    })
+
+    assert {output, status} = mix(ctx, ["compile"], ctx.no_cargo)
+    assert status != 0
+    assert output =~ "no precompiled NIF is listed for this VM (target #{Precompiled.target()}"
+    assert output =~ "NIF version #{:erlang.system_info(:nif_version)}"
+    assert output =~ "Install Rust"
+    refute File.exists?(ctx.installed)
+
+    assert_cargo_builds(ctx)
+    assert TestArtifact.requests(ctx.log, ".tar.gz") == 0
+  end
+
+  test "an artifact the server does not have (404): cargo builds it, or one error names the URL",
+       ctx do
+    File.rm!(Path.join(ctx.served, ctx.name))
+    write_checksums(ctx, %{ctx.name => ctx.sha})
+
+    assert {output, status} = mix(ctx, ["compile"], ctx.no_cargo)
+    assert status != 0
+    assert output =~ "could not get its precompiled NIF #{ctx.name}"
+    assert output =~ "#{ctx.base_url}/#{ctx.name}: HTTP 404"
+    assert output =~ "RUSTYJSON_PRECOMPILED_URL"
+    assert output =~ "install Rust"
+    refute File.exists?(ctx.installed)
+
+    assert_cargo_builds(ctx)
+  end
+
+  test "the server down: one error names the URL (no cargo), after bounded retries", ctx do
+    write_checksums(ctx, %{ctx.name => ctx.sha})
+    # A port that was just free and has nothing listening.
+    {:ok, socket} = :gen_tcp.listen(0, ip: {127, 0, 0, 1})
+    {:ok, port} = :inet.port(socket)
+    :ok = :gen_tcp.close(socket)
+    down = "http://127.0.0.1:#{port}"
+
+    env =
+      List.keystore(
+        ctx.no_cargo,
+        "RUSTYJSON_PRECOMPILED_URL",
+        0,
+        {"RUSTYJSON_PRECOMPILED_URL", down}
+      )
+
+    assert {output, status} = mix(ctx, ["compile"], env)
+    assert status != 0
+    assert output =~ "from #{down}: #{down}/#{ctx.name}: "
+    assert output =~ "econnrefused"
+    refute File.exists?(ctx.installed)
+  end
+
+  # Where this machine has cargo, the compile builds the NIF with it (the copy's native/ is this checkout's, built
+  # already): installed, and it is the library cargo wrote.
+  defp assert_cargo_builds(ctx) do
+    if cargo_available?() do
+      assert {_, 0} = mix(ctx, ["compile"], [])
+      built = Path.join(@root, "native/target/release/librustyjson_nif.so")
+      assert File.read!(ctx.installed) == File.read!(built)
+    end
+  end
+
+  defp cargo_available? do
+    System.find_executable("cargo") != nil or File.exists?(Path.expand("~/.cargo/bin/cargo"))
+  end
+
+  defp write_checksums(ctx, checksums) do
+    entries = Enum.map(checksums, fn {name, sha} -> ~s(  "#{name}" => "sha256:#{sha}",\n) end)
+    File.write!(Path.join(ctx.project, Precompiled.checksum_file()), ["%{\n", entries, "}\n"])
+  end
+
+  # A child `mix` in the copy (prod, so test/support is not needed there), its output and exit status; `env` is
+  # put over the settings every run has (this test's server and cache, nothing forced).
+  defp mix(ctx, args, env) do
+    base = [
+      {"MIX_ENV", "prod"},
+      {"MIX_BUILD_PATH", nil},
+      {"RUSTYJSON_BUILD", nil},
+      {"RUSTYJSON_CARGO_PROFILE", nil},
+      {"RUSTYJSON_PRECOMPILED_URL", ctx.base_url},
+      {"RUSTYJSON_CACHE_DIR", ctx.cache}
+    ]
+
+    env = Enum.reduce(env, base, fn {key, _} = pair, acc -> List.keystore(acc, key, 0, pair) end)
+
+    System.cmd(System.find_executable("mix"), args,
+      cd: ctx.project,
+      env: env,
+      stderr_to_stdout: true
+    )
+  end
+
+  # PATH without any directory that has cargo in it (elixir, erl and mix linked into a directory of their own when
+  # they were only there) and a HOME of its own (no ~/.cargo/bin): a machine without Rust.
+  defp no_cargo_env(tmp) do
+    bin = Path.join(tmp, "bin")
+    File.mkdir_p!(bin)
+    path = System.get_env("PATH", "") |> String.split(":", trim: true)
+    kept = Enum.reject(path, &File.exists?(Path.join(&1, "cargo")))
+
+    for tool <- ["elixir", "erl", "mix"],
+        not Enum.any?(kept, &File.exists?(Path.join(&1, tool))),
+        do: File.ln_s!(System.find_executable(tool), Path.join(bin, tool))
+
+    home = Path.join(tmp, "home")
+    File.mkdir_p!(home)
+    [{"PATH", Enum.join([bin | kept], ":")}, {"HOME", home}]
+  end
+end

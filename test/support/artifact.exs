@@ -1,0 +1,53 @@
+defmodule RustyJson.TestArtifact do
+  @moduledoc false
+  # Precompiled-NIF artifacts for the install path's tests: an archive of the library this build installed, made
+  # as scripts/precompile makes them, and a loopback HTTP server (OTP's inets httpd) that serves a directory and
+  # logs each request.
+
+  @doc "Writes the archive `name` in `dir` holding the installed NIF; returns `{library, sha256 hex}`."
+  def archive!(dir, name) do
+    library = File.read!(Path.join(:code.priv_dir(:rusty_json), "native/rustyjson_nif.so"))
+    File.mkdir_p!(dir)
+    path = Path.join(dir, name)
+    entries = [{~c"librustyjson_nif.so", library}]
+    :ok = :erl_tar.create(String.to_charlist(path), entries, [:compressed])
+    {library, :crypto.hash(:sha256, File.read!(path)) |> Base.encode16(case: :lower)}
+  end
+
+  @doc """
+  Serves `dir` over HTTP on 127.0.0.1 (a free port), each request logged to `log`; returns `{pid, base_url}`.
+  Stop it with `stop/1`.
+  """
+  def serve!(dir, log) do
+    # Mix (Elixir 1.15+) keeps only the project's applications in the code path; inets is added back. Called
+    # through apply/3: inets is not among the project's applications, which Elixir 1.15+ checks calls against.
+    if function_exported?(Mix, :ensure_application!, 1),
+      do: apply(Mix, :ensure_application!, [:inets])
+
+    {:ok, _} = Application.ensure_all_started(:inets)
+
+    config = [
+      port: 0,
+      server_name: ~c"rusty_json_test",
+      server_root: String.to_charlist(Path.dirname(log)),
+      document_root: String.to_charlist(dir),
+      bind_address: {127, 0, 0, 1},
+      modules: [:mod_alias, :mod_get, :mod_head, :mod_log],
+      transfer_log: String.to_charlist(log)
+    ]
+
+    {:ok, pid} = apply(:inets, :start, [:httpd, config])
+    {pid, "http://127.0.0.1:#{apply(:httpd, :info, [pid])[:port]}"}
+  end
+
+  @doc "Stops a server `serve!/2` started."
+  def stop({pid, _base_url}), do: apply(:inets, :stop, [:httpd, pid])
+
+  @doc "How many requests for `name` the server logged in `log`."
+  def requests(log, name) do
+    case File.read(log) do
+      {:ok, text} -> text |> String.split("\n") |> Enum.count(&String.contains?(&1, name))
+      {:error, _} -> 0
+    end
+  end
+end
