@@ -42,9 +42,41 @@ defmodule RustyJson.EncodeSlicesTest do
     assert RustyJson.encode!(term) == expected
   end
 
-  test "a list too long to re-walk at every slice (continues on a dirty scheduler)" do
+  test "a long list, taken up where it was at every slice" do
     term = Enum.map(1..400_000, &%{"i" => &1, "s" => "v#{&1}"})
     assert RustyJson.encode!(term) == join(Enum.map(term, &RustyJson.encode!/1), "[", "]")
+  end
+
+  test "lists in lists in lists, paused at every depth" do
+    term = for i <- 1..60, do: for(j <- 1..500, do: [i, [j, "x#{j}", [j / 3]], %{"k" => [i]}])
+    assert RustyJson.encode!(term) == join(Enum.map(term, &RustyJson.encode!/1), "[", "]")
+  end
+
+  test "long strings inside lists: a slice stops before each, at a different place in its list" do
+    long = String.duplicate("ab\"c", 50_000)
+
+    term =
+      for i <- 1..12, do: Enum.map(1..(i * 3_000), &if(rem(&1, 100) == 0, do: long, else: &1))
+
+    assert RustyJson.encode!(term) == join(Enum.map(term, &RustyJson.encode!/1), "[", "]")
+  end
+
+  test "an ordered object and structs resumed across slices" do
+    pairs =
+      for i <- 1..150_000,
+          do: {"k#{i}", [i, %RustyJson.Test.DerivedOnly{id: i, name: "n#{i}", secret: 1}]}
+
+    object = RustyJson.OrderedObject.new(pairs)
+
+    expected =
+      join(
+        for({k, v} <- pairs, do: RustyJson.encode!(k) <> ":" <> RustyJson.encode!(v)),
+        "{",
+        "}"
+      )
+
+    assert RustyJson.encode!(object) == expected
+    assert RustyJson.encode!([object, 1]) == "[" <> expected <> ",1]"
   end
 
   test "a string too long for one slice, between small values" do

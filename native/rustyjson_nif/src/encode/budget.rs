@@ -2,6 +2,8 @@
 
 use std::time::{Duration, Instant};
 
+use rustler::sys::{enif_make_list_cell, ErlNifTerm};
+
 use super::walker::{Fail, Frame, Walker};
 
 /// How long one slice of an encode may run on a normal scheduler before it yields.
@@ -26,9 +28,30 @@ pub(super) struct Mark {
     pub(super) count: usize,
 }
 
-/// Where a walk stopped when its time ran out: the output up to `mark.len` and each frame's count.
+/// How a checkpoint's frame is rebuilt: from the rest of its list (lists and ordered objects, at once, however
+/// far the walk had got) or from its map (flat maps and structs at once; a hash map's iterator stepped again).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) enum Resume {
+    List = 0,
+    Pairs = 1,
+    Map = 2,
+}
+
+impl Resume {
+    pub(super) fn from_tag(tag: u32) -> Option<Resume> {
+        [Resume::List, Resume::Pairs, Resume::Map]
+            .into_iter()
+            .find(|r| *r as u32 == tag)
+    }
+}
+
+/// Where a walk stopped when its time ran out: the output up to `mark.len`, and each open frame as
+/// `(how it is rebuilt, count, term)`, the term a subterm of the call's argument (kept alive and moved by the
+/// collector as the arguments of the next call are). None when a frame cannot be carried (sorted pairs).
 pub(super) struct Checkpoint {
-    pub(super) path: Vec<usize>,
+    pub(super) frames: Option<Vec<(Resume, usize, ErlNifTerm)>>,
+    /// Map elements a resume steps over again (hash map iterators); lists and flat maps cost nothing.
+    pub(super) rewalk: usize,
 }
 
 impl<'o> Walker<'o> {
@@ -77,13 +100,46 @@ impl<'o> Walker<'o> {
 
     /// The resumption point after a `Fail::Budget`.
     pub(super) fn checkpoint(&self) -> Checkpoint {
-        let mut path: Vec<usize> = self.stack[..self.mark.depth]
+        let depth = self.mark.depth;
+        let mut rewalk = 0;
+        let frames = self.stack[..depth]
             .iter()
-            .map(Frame::count)
+            .enumerate()
+            .map(|(level, frame)| {
+                let count = frame.count();
+                // The top frame may have moved on by one element since the mark (the walk stopped in it): the
+                // element taken is put back in front of the rest of the list, in a new list cell.
+                let back = level + 1 == depth && count != self.mark.count;
+                let rest = |tail: ErlNifTerm, taken: ErlNifTerm| {
+                    if back {
+                        unsafe { enif_make_list_cell(self.env, taken, tail) }
+                    } else {
+                        tail
+                    }
+                };
+                let count = if level + 1 == depth {
+                    self.mark.count
+                } else {
+                    count
+                };
+                Some(match frame {
+                    Frame::List { tail, .. } => {
+                        (Resume::List, count, rest(*tail, self.failed_value))
+                    }
+                    Frame::Pairs { tail, .. } => {
+                        (Resume::Pairs, count, rest(*tail, self.taken_pair))
+                    }
+                    Frame::Map { map, .. } => {
+                        rewalk += count;
+                        (Resume::Map, count, *map)
+                    }
+                    Frame::Flat { map, .. } | Frame::Struct { map, .. } => {
+                        (Resume::Map, count, *map)
+                    }
+                    Frame::Sorted { .. } => return None,
+                })
+            })
             .collect();
-        if let Some(last) = path.last_mut() {
-            *last = self.mark.count;
-        }
-        Checkpoint { path }
+        Checkpoint { frames, rewalk }
     }
 }

@@ -14,6 +14,7 @@ use rustler::{Encoder, Env, ResourceArc, Term};
 use rustyjson_core::buffer::Buffer;
 
 use super::atoms;
+use super::budget::Resume;
 use super::options::{decode_options, layout_len};
 use super::output::{detach, finish, finish_holes, BinStorage, STACK_BYTES};
 use super::walker::{Fail, Walker};
@@ -21,9 +22,10 @@ use super::walker::{Fail, Walker};
 /// The signature of a NIF function `enif_schedule_nif` continues with.
 type NifFn = unsafe extern "C" fn(*mut ErlNifEnv, c_int, *const ErlNifTerm) -> ErlNifTerm;
 
-/// Resuming walks each open container up to its position again: beyond this many elements in all, the call moves to a
-/// dirty scheduler instead of yielding (in a big heap a list cell can cost a cache miss: 50,000 of them up to
-/// about 0.5 ms, which a slice pays on top of its `TIME_LIMIT`).
+/// Resuming steps each open hash map's iterator up to its position again (lists, ordered objects, flat maps and
+/// structs are taken up where they were): beyond this many elements in all, the call moves to a dirty scheduler
+/// instead of yielding (in a big heap a step can cost a cache miss: 50,000 of them up to about 0.5 ms, which a
+/// slice pays on top of its `TIME_LIMIT`).
 const RESUME_WALK_MAX: usize = 50_000;
 
 /// The same call, continued on a dirty CPU scheduler (no time limit): `argv` is `[term, opts]` (start over) or
@@ -95,14 +97,14 @@ pub(super) fn run<'a>(
     let mut resumed = false;
     let mut resumed_path = None;
     if let Some((partial, path)) = resume {
-        let path: Vec<usize> = path.decode().unwrap_or_default();
-        resumed_path = Some(path.clone());
+        let frames = decode_frames(path);
+        resumed_path = Some(frames.iter().map(|f| f.1).collect::<Vec<usize>>());
         let taken = partial
             .decode::<ResourceArc<Partial>>()
             .ok()
             .and_then(|p| p.0.lock().ok()?.take());
         if let Some((storage, len)) = taken {
-            if walker.resume_from(root, &path) {
+            if walker.resume_from(&frames) {
                 // SAFETY: the storage holds `len` written bytes in an allocated binary of `bin.size` bytes.
                 out = unsafe {
                     let (data, cap) = (storage.bin.data, storage.bin.size);
@@ -111,8 +113,8 @@ pub(super) fn run<'a>(
                     b
                 };
                 resumed = true;
-                // The slice's time starts after the re-walk (bounded by RESUME_WALK_MAX), so every slice moves
-                // the walk on by a full slice whatever the re-walk took.
+                // The slice's time starts after the rebuild (bounded by RESUME_WALK_MAX), so every slice moves
+                // the walk on by a full slice whatever the rebuild took.
                 if walker.limited {
                     walker.started = Some(Instant::now());
                 }
@@ -163,19 +165,26 @@ pub(super) fn run<'a>(
             let checkpoint = walker.checkpoint();
             let mark_len = walker.mark.len;
             drop(walker);
-            let carried =
-                !(options.strict || options.sort || has_holes || checkpoint.path.is_empty());
-            let yield_here = carried
-                && checkpoint.path.iter().sum::<usize>() <= RESUME_WALK_MAX
-                && resumed_path.as_ref() != Some(&checkpoint.path);
-            let args: Vec<ErlNifTerm> = if carried {
+            let frames = match checkpoint.frames {
+                Some(frames)
+                    if !(options.strict || options.sort || has_holes || frames.is_empty()) =>
+                {
+                    Some(frames)
+                }
+                _ => None,
+            };
+            let yield_here = frames.as_ref().is_some_and(|frames| {
+                checkpoint.rewalk <= RESUME_WALK_MAX
+                    && resumed_path != Some(frames.iter().map(|f| f.1).collect::<Vec<_>>())
+            });
+            let args: Vec<ErlNifTerm> = if let Some(frames) = frames {
                 out.truncate(mark_len);
                 let partial = ResourceArc::new(Partial(Mutex::new(Some(detach(out)))));
                 vec![
                     term.as_c_arg(),
                     opts.as_c_arg(),
                     partial.encode(env).as_c_arg(),
-                    checkpoint.path.encode(env).as_c_arg(),
+                    encode_frames(env, &frames),
                 ]
             } else {
                 drop(out);
@@ -206,6 +215,24 @@ pub(super) fn run<'a>(
         }
         Err(fail) => fail.into_term(env),
     }
+}
+
+/// A checkpoint's frames as the next call's argument: a list of `{how, count, term}`.
+fn encode_frames(env: Env, frames: &[(Resume, usize, ErlNifTerm)]) -> ErlNifTerm {
+    let list: Vec<Term> = frames
+        .iter()
+        .map(|&(how, count, term)| (how as u32, count, unsafe { Term::new(env, term) }).encode(env))
+        .collect();
+    list.encode(env).as_c_arg()
+}
+
+/// The frames `encode_frames` wrote (only this module's continuations receive them).
+fn decode_frames(path: Term) -> Vec<(Resume, usize, ErlNifTerm)> {
+    let entries: Vec<(u32, usize, Term)> = path.decode().unwrap_or_default();
+    entries
+        .into_iter()
+        .map_while(|(tag, count, term)| Some((Resume::from_tag(tag)?, count, term.as_c_arg())))
+        .collect()
 }
 
 /// `pretty:` strings this long (in all) make the encode run on a dirty scheduler from the start: a newline writes

@@ -136,6 +136,10 @@ pub(super) struct Walker<'o> {
     pub(super) started: Option<Instant>,
     pub(super) exhausted: bool,
     pub(super) mark: Mark,
+    /// The value whose writing stopped the walk (set only then).
+    pub(super) failed_value: ErlNifTerm,
+    /// The `{key, value}` pair an ordered object's frame took last.
+    pub(super) taken_pair: ErlNifTerm,
     pub(super) atom_cache: Vec<(ErlNifTerm, u32, u32)>,
     pub(super) atom_bytes: Vec<u8>,
     /// An atom was written before the cache existed.
@@ -204,6 +208,8 @@ impl<'o> Walker<'o> {
             started: None,
             exhausted: false,
             mark: Mark::default(),
+            failed_value: ErlNifTerm::default(),
+            taken_pair: ErlNifTerm::default(),
             atom_cache: Vec::new(),
             atom_bytes: Vec::new(),
             atom_seen: false,
@@ -300,7 +306,11 @@ impl<'o> Walker<'o> {
         let mut pending = !resume;
         loop {
             if pending {
-                self.write_value(value, out)?;
+                if let Err(fail) = self.write_value(value, out) {
+                    // Out of line: a checkpoint puts the value back in front of the rest of its list.
+                    self.failed_value = value;
+                    return Err(fail);
+                }
             }
             pending = true;
             // Find the next value to write, closing finished containers.
@@ -465,6 +475,7 @@ impl<'o> Walker<'o> {
                             *count += 1;
                             let first = *count == 1;
                             self.separator(out, first);
+                            self.taken_pair = head;
                             value = self.write_pair_key(head, out)?;
                             break;
                         }
