@@ -1,4 +1,4 @@
-//! Number formatting (itoa; floats: `shortest` digits in the OTP layout).
+//! Number formatting: integers, and floats (`shortest` digits in the OTP layout).
 
 use std::ptr;
 
@@ -8,15 +8,53 @@ use crate::shortest;
 /// Writes a 64-bit integer in decimal.
 #[inline]
 pub fn write_i64<S: Storage>(out: &mut Buffer<S>, n: i64) {
-    let mut buf = itoa::Buffer::new();
-    out.extend(buf.format(n).as_bytes());
+    out.reserve(20);
+    // SAFETY: 20 bytes reserved: a sign and at most 19 digits.
+    unsafe {
+        let minus = (n < 0) as usize;
+        *out.tail_ptr() = b'-';
+        out.advance(minus);
+        write_u64_reserved(out, n.unsigned_abs());
+    }
 }
 
 /// Writes a 64-bit unsigned integer in decimal.
 #[inline]
 pub fn write_u64<S: Storage>(out: &mut Buffer<S>, n: u64) {
-    let mut buf = itoa::Buffer::new();
-    out.extend(buf.format(n).as_bytes());
+    out.reserve(20);
+    // SAFETY: 20 bytes reserved, the most digits a u64 has.
+    unsafe { write_u64_reserved(out, n) }
+}
+
+/// How many decimal digits `n` has (1 for 0): from its bit length (log10(2) ~ 1233 / 4096), then one compare.
+#[inline(always)]
+pub fn decimal_len(n: u64) -> usize {
+    let bits = 64 - (n | 1).leading_zeros() as usize;
+    let guess = (bits * 1233) >> 12;
+    guess + ((n | 1) >= POW10[guess]) as usize
+}
+
+/// The digits of `n`, written from the last pair back with the "00".."99" table: small numbers (most integers in
+/// JSON) take one or two steps.
+///
+/// # Safety
+/// `decimal_len(n)` bytes are reserved in `out`.
+#[inline(always)]
+unsafe fn write_u64_reserved<S: Storage>(out: &mut Buffer<S>, mut n: u64) {
+    let len = decimal_len(n);
+    let mut end = out.tail_ptr().add(len);
+    while n >= 100 {
+        let pair = (n % 100) as usize * 2;
+        n /= 100;
+        end = end.sub(2);
+        ptr::copy_nonoverlapping(DIGITS2.as_ptr().add(pair), end, 2);
+    }
+    if n >= 10 {
+        ptr::copy_nonoverlapping(DIGITS2.as_ptr().add(n as usize * 2), end.sub(2), 2);
+    } else {
+        *end.sub(1) = b'0' + n as u8;
+    }
+    out.advance(len);
 }
 
 /// 2^53: from here on OTP writes floats in scientific form whatever the lengths.
@@ -257,8 +295,7 @@ mod tests {
                     out.push_unchecked(b'0');
                 }
                 out.push_unchecked(b'e');
-                let mut ib = itoa::Buffer::new();
-                out.extend_unchecked(ib.format(exp).as_bytes());
+                write_i64(out, exp as i64);
             } else if exp < 0 {
                 out.extend_unchecked(b"0.");
                 for _ in 0..(-exp - 1) {
@@ -439,5 +476,33 @@ mod tests {
         out.push(b' ');
         write_u64(&mut out, u64::MAX);
         assert_eq!(out.as_slice(), b"-9223372036854775808 18446744073709551615");
+    }
+
+    #[test]
+    fn integers_as_rust_writes_them() {
+        // Every length and both sides of each power of ten, then a spread of values of every bit length.
+        let mut values: Vec<i64> = vec![0, 1, -1, i64::MAX, i64::MIN, i64::MIN + 1];
+        for k in 0..19 {
+            let p = 10i64.pow(k);
+            values.extend([p - 1, p, p + 1, -p, 1 - p, -p - 1]);
+        }
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        for shift in 0..64 {
+            for _ in 0..200 {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                values.push((x >> shift) as i64);
+            }
+        }
+        for v in values {
+            let mut out = Buffer::default();
+            write_i64(&mut out, v);
+            assert_eq!(out.as_slice(), v.to_string().as_bytes());
+            let mut out = Buffer::default();
+            write_u64(&mut out, v as u64);
+            assert_eq!(out.as_slice(), (v as u64).to_string().as_bytes());
+            assert_eq!(decimal_len(v as u64), (v as u64).to_string().len());
+        }
     }
 }

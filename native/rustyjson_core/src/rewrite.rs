@@ -110,7 +110,7 @@ impl Tree {
                 Node::Null => out.extend(b"null"),
                 Node::Bool(true) => out.extend(b"true"),
                 Node::Bool(false) => out.extend(b"false"),
-                Node::Int(i) => out.extend(itoa::Buffer::new().format(i).as_bytes()),
+                Node::Int(i) => crate::number::write_i64(out, i),
                 Node::Number { start, end } => out.extend(&self.bytes[start..end]),
                 Node::Str { .. } => self.write_str(node, out),
                 Node::Array { start, end } => {
