@@ -80,7 +80,8 @@ defmodule RustyJson.Native do
   (`native/rustyjson_nif/src/term/`): `heap_binaries`, `flat_maps`, `small_integers` and `floats` (terms the
   decoder writes directly), `env_heap` (the memory for them taken from the caller's heap by moving its top, as
   erl_nif does itself, and the unused rest given back), `hash_maps` (large objects written from the VM's own trie), `encode_reads` (terms
-  the encoder reads by their bits), `binary_reads` (short binaries the encoder reads by their bits) and
+  the encoder reads by their bits), `binary_reads` (short binaries the encoder reads by their bits),
+  `hash_map_reads` (maps of more than 32 keys the encoder reads from their tries, not through the NIF iterator) and
   `map_order` (the direction in which the VM lists maps of more than 32 keys). A path whose layout does not
   hold is off, and the plain erl_nif calls do its work. `RUSTYJSON_FAST_PATHS=off` in the VM's
   environment switches them all off.

@@ -136,7 +136,15 @@ impl<'o> Walker<'o> {
                     Frame::Flat { map, .. } | Frame::Struct { map, .. } => {
                         (Resume::Map, count, *map)
                     }
-                    Frame::Sorted { .. } => return None,
+                    Frame::Sorted {
+                        map: Some(map),
+                        pairs,
+                        ..
+                    } => {
+                        rewalk += pairs.len();
+                        (Resume::Map, count, *map)
+                    }
+                    Frame::Sorted { map: None, .. } => return None,
                 })
             })
             .collect();

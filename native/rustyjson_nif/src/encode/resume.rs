@@ -71,6 +71,19 @@ impl<'o> Walker<'o> {
                 }
                 let mut size = 0;
                 unsafe { enif_get_map_size(env, container, &mut size) };
+                if let Some(pairs) = self.trie_pairs(container, size) {
+                    if count > pairs.len() {
+                        return None;
+                    }
+                    let seen = self.seen_set();
+                    self.stack.push(Frame::Sorted {
+                        pairs,
+                        count,
+                        seen,
+                        map: Some(container),
+                    });
+                    return Some(());
+                }
                 let (mut iter, backwards) = self.map_iterator(container, size)?;
                 for _ in 1..count {
                     if !unsafe { step_map_iterator(env, &mut iter, backwards) } {

@@ -53,6 +53,7 @@ impl<'o> Walker<'o> {
             pairs,
             count: 0,
             seen,
+            map: None,
         });
         Ok(())
     }

@@ -2,6 +2,7 @@
 
 use std::mem::MaybeUninit;
 
+use crate::term::hamt;
 use crate::term::map_order::{self, Order};
 use rustler::sys::{
     enif_get_double, enif_get_map_size, enif_map_iterator_create, enif_term_type,
@@ -168,6 +169,21 @@ impl<'o> Walker<'o> {
             });
             return Ok(());
         }
+        if self.trie_reads.is_some() && map_order::get() != Order::Unknown {
+            // Listing costs a leaf read a pair (a big map waits for the next slice or the dirty scheduler).
+            self.afford(size / 2)?;
+            if let Some(pairs) = self.trie_pairs(term, size) {
+                out.push(b'{');
+                let seen = self.seen_set();
+                self.stack.push(Frame::Sorted {
+                    pairs,
+                    count: 0,
+                    seen,
+                    map: Some(term),
+                });
+                return Ok(());
+            }
+        }
         let Some((iter, backwards)) = self.map_iterator(term, size) else {
             // A hash map in an order not learned is listed by Elixir (`Map.to_list/1`).
             return Err(match map_order::get() {
@@ -185,6 +201,30 @@ impl<'o> Walker<'o> {
             seen,
         });
         Ok(())
+    }
+
+    /// The pairs of the hash map `map` (`size` of them) in `Map.to_list/1` order, read from its trie; `None`
+    /// where trie reads are off, the order is not learned, or the trie holds a node they do not know.
+    pub(super) fn trie_pairs(
+        &self,
+        map: ErlNifTerm,
+        size: usize,
+    ) -> Option<Vec<(ErlNifTerm, ErlNifTerm)>> {
+        let tags = self.trie_reads.as_ref()?;
+        let from_head = match map_order::get() {
+            Order::FromHead => true,
+            Order::FromTail => false,
+            Order::Unknown => return None,
+        };
+        let mut pairs = Vec::with_capacity(size);
+        // SAFETY: `map` is a live hash map of the call (more than 32 keys, not a flat map).
+        if !unsafe { hamt::read_pairs(map, tags, &mut pairs) } || pairs.len() != size {
+            return None;
+        }
+        if !from_head {
+            pairs.reverse();
+        }
+        Some(pairs)
     }
 
     /// An iterator over a non-empty map in `Map.to_list/1` order, on its first pair, and whether it runs

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::term;
+use crate::term::hamt::Tags;
 use crate::term::read::Reads;
 use rustler::sys::{
     enif_get_list_cell, enif_get_map_value, enif_make_list_from_array, enif_map_iterator_destroy,
@@ -91,11 +92,13 @@ pub(super) enum Frame {
         vals: *const ErlNifTerm,
         count: usize,
     },
-    /// A map under `sort_keys: true`: its pairs in key order (`sorted.rs`), `count` of them started.
+    /// A map's pairs listed up front, `count` of them started: in key order under `sort_keys: true`
+    /// (`sorted.rs`; `map` None), or a hash map's read from its trie in `Map.to_list/1` order (`map` Some).
     Sorted {
         pairs: Vec<(ErlNifTerm, ErlNifTerm)>,
         count: usize,
         seen: Option<KeySet>,
+        map: Option<ErlNifTerm>,
     },
     /// An ordered object: a list of `{key, value}` (`RustyJson.OrderedObject`, `RustyJson.Encode.keyword/2`).
     Pairs {
@@ -122,6 +125,8 @@ pub(super) struct Walker<'o> {
     pub(super) env: *mut ErlNifEnv,
     /// The running VM's read layout (`term::read`).
     pub(super) reads: Reads,
+    /// Hash maps read from their tries (`term::hamt::read_pairs`), when that was learned to hold.
+    pub(super) trie_reads: Option<Tags>,
     pub(super) mode: Mode,
     pub(super) strict: bool,
     /// `sort_keys: true` (maps are opened by `open_sorted`, derived structs use their sorted templates).
@@ -199,6 +204,7 @@ impl<'o> Walker<'o> {
         Walker {
             env: env.as_c_arg(),
             reads: term::layout(env.as_c_arg()).reads,
+            trie_reads: term::layout(env.as_c_arg()).hash_map_reads,
             mode: options.mode,
             strict: options.strict,
             sort: options.sort,

@@ -9,7 +9,8 @@
 //!
 //! - [`read`]: immediates, list cells, floats, flat maps and heap binaries read by their bits (encode).
 //! - [`write`]: heap binaries, flat maps, small integers and floats written into memory the VM hands out (decode).
-//! - [`hamt`]: hash maps of 33-256 keys written from the trie the VM built for the same keys (decode).
+//! - [`hamt`]: hash maps of 33-256 keys written from the trie the VM built for the same keys (decode), and hash
+//!   maps' pairs read from their tries (encode).
 //! - [`map_order`]: the direction in which `maps:to_list/1` lists a hash map (encode).
 
 pub mod hamt;
@@ -31,6 +32,9 @@ pub struct Layout {
     pub writes: write::Writes,
     /// The low six bits of every map header (flat and hash), for [`hamt`]; `None`: hash maps are the VM's.
     pub hash_maps: Option<hamt::Tags>,
+    /// The same tags when hash maps are read from their tries ([`hamt::read_pairs`], encode); `None`: through
+    /// the NIF iterator.
+    pub hash_map_reads: Option<hamt::Tags>,
 }
 
 static LAYOUT: OnceLock<Layout> = OnceLock::new();
@@ -52,6 +56,7 @@ fn learn(env: *mut ErlNifEnv) -> Layout {
         reads: read::Reads::OFF,
         writes: write::Writes::OFF,
         hash_maps: None,
+        hash_map_reads: None,
     };
     if forced_off() || !cfg!(target_pointer_width = "64") {
         return OFF;
@@ -64,10 +69,12 @@ fn learn(env: *mut ErlNifEnv) -> Layout {
         let reads = read::Reads::learn(env, primary);
         let writes = write::Writes::learn(env, primary);
         let hash_maps = hamt::Tags::learn(env, primary);
+        let hash_map_reads = hash_maps.filter(|tags| hamt::check_reads(env, tags));
         Layout {
             reads,
             writes,
             hash_maps,
+            hash_map_reads,
         }
     }
 }
@@ -95,7 +102,7 @@ impl Primary {
 }
 
 /// Each fast path's state, for `RustyJson.Native.info/0`.
-pub fn fast_paths(env: *mut ErlNifEnv) -> [(&'static str, bool); 9] {
+pub fn fast_paths(env: *mut ErlNifEnv) -> [(&'static str, bool); 10] {
     let layout = layout(env);
     [
         ("heap_binaries", layout.writes.heap_binaries.is_some()),
@@ -106,6 +113,7 @@ pub fn fast_paths(env: *mut ErlNifEnv) -> [(&'static str, bool); 9] {
         ("env_heap", layout.writes.env_heap.is_some()),
         ("encode_reads", layout.reads.on()),
         ("binary_reads", layout.reads.heap_binaries()),
+        ("hash_map_reads", layout.hash_map_reads.is_some()),
         ("map_order", map_order::get() != map_order::Order::Unknown),
     ]
 }
