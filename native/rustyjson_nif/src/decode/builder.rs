@@ -513,7 +513,8 @@ impl TermBuilder<'_> {
         if n == 0 {
             return unsafe { enif_make_new_map(self.env) };
         }
-        if n <= SMALL_MAP_PUTS {
+        let written = self.flat_maps && !keys[0].ptr.is_null();
+        if n <= SMALL_MAP_PUTS && !written {
             // The single-entry fast path: no arrays, no sort. (Putting from the last pair back would keep the
             // first of duplicate keys if the limit grew.)
             unsafe {
@@ -526,7 +527,7 @@ impl TermBuilder<'_> {
                 return map;
             }
         }
-        if (2..=FLATMAP_MAX).contains(&n) && !keys[0].ptr.is_null() {
+        if (2..=FLATMAP_MAX).contains(&n) && !keys[0].ptr.is_null() || n == 1 && written {
             if interned {
                 return self.flatmap_interned(keys, values);
             }
