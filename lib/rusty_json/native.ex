@@ -155,6 +155,12 @@ defmodule RustyJson.Native do
   # The end of the stream: `{spans, open?, {position, line} | nil}`.
   def split_finish(_splitter), do: not_loaded()
 
+  @doc false
+  # `RustyJson.get/3`: `{:ok, [{start, stop} | nil]}` for each pointer (a list of unescaped tokens) of `pointers`
+  # in `input`, the whole document validated; or `{:error, reason}` as `decode/2`'s. `opts` is the decode options'
+  # native term, `duplicates` `:first`, `:last` or `:error`.
+  def locate(_input, _pointers, _opts, _duplicates), do: not_loaded()
+
   defp not_loaded do
     :erlang.nif_error({:rusty_json_nif_not_loaded, load_error()})
   end

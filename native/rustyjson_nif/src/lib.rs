@@ -7,6 +7,7 @@ mod decode;
 mod encode;
 mod formatter;
 mod gzip;
+mod locate;
 mod rewrite;
 mod stream;
 mod term;
@@ -194,6 +195,19 @@ fn split_finish(
     splitter: rustler::ResourceArc<stream::StreamSplitter>,
 ) -> rustler::NifResult<Term<'_>> {
     stream::finish(env, splitter)
+}
+
+/// `RustyJson.get/3`: `{:ok, [{start, stop} | nil]}`, the spans of the values at `pointers` (lists of unescaped
+/// tokens) in `input`, validated whole; or the decoder's `{:error, reason}`. In slices that yield, as `decode/2`.
+#[rustler::nif]
+fn locate<'a>(
+    env: Env<'a>,
+    input: Term<'a>,
+    pointers: Term<'a>,
+    opts: Term<'a>,
+    duplicates: Term<'a>,
+) -> Term<'a> {
+    locate::locate(env, input, pointers, opts, duplicates)
 }
 
 /// True once the library is loaded (the Elixir stub returns false).

@@ -320,3 +320,4 @@ fn a_stream_s_errors_are_at_the_whole_document_s_positions() {
         }
     }
 }
+
