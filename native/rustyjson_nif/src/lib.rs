@@ -157,10 +157,17 @@ fn fast_paths<'a>(env: Env<'a>) -> Term<'a> {
 
 /// `RustyJson.Stream`: a splitter for `:documents` or `:array_items` (a resource).
 #[rustler::nif]
-fn splitter_new(
-    mode: rustler::Atom,
-) -> rustler::NifResult<rustler::ResourceArc<stream::StreamSplitter>> {
+fn splitter_new(mode: Term<'_>) -> rustler::NifResult<rustler::ResourceArc<stream::StreamSplitter>> {
     stream::new(mode)
+}
+
+/// A splitter at a path: `{array_start, array_end}`, each nil until reached.
+#[rustler::nif]
+fn splitter_marks(
+    env: Env<'_>,
+    splitter: rustler::ResourceArc<stream::StreamSplitter>,
+) -> rustler::NifResult<Term<'_>> {
+    stream::marks(env, splitter)
 }
 
 /// Feeds the next chunk (at most 64 KiB) to a splitter, decoding the items it can with `opts` (unless nil):

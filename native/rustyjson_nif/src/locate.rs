@@ -74,9 +74,9 @@ fn tokens(pointers: Term) -> Option<Vec<Vec<Vec<u8>>>> {
     )
 }
 
-/// The walk's options from the decoder's: flags, or `{flags, integer_digit_limit, max_depth}`.
-fn options(opts: Term, duplicates: Term) -> Option<LocateOptions> {
-    let (flags, limits) = match opts.decode::<u32>() {
+/// The flags and limits of the decoder's options: flags, or `{flags, integer_digit_limit, max_depth}`.
+pub fn flags_and_limits(opts: Term) -> Option<(u32, Limits)> {
+    Some(match opts.decode::<u32>() {
         Ok(flags) => (flags, Limits::default()),
         Err(_) => {
             let (flags, digits, depth) = opts.decode::<(u32, u64, Term)>().ok()?;
@@ -89,7 +89,12 @@ fn options(opts: Term, duplicates: Term) -> Option<LocateOptions> {
             };
             (flags, limits)
         }
-    };
+    })
+}
+
+/// The walk's options from the decoder's.
+fn options(opts: Term, duplicates: Term) -> Option<LocateOptions> {
+    let (flags, limits) = flags_and_limits(opts)?;
     let duplicates = match duplicates.decode::<rustler::Atom>().ok()? {
         d if d == first() => Duplicates::First,
         d if d == last() => Duplicates::Last,
