@@ -157,7 +157,9 @@ fn fast_paths<'a>(env: Env<'a>) -> Term<'a> {
 
 /// `RustyJson.Stream`: a splitter for `:documents` or `:array_items` (a resource).
 #[rustler::nif]
-fn splitter_new(mode: Term<'_>) -> rustler::NifResult<rustler::ResourceArc<stream::StreamSplitter>> {
+fn splitter_new(
+    mode: Term<'_>,
+) -> rustler::NifResult<rustler::ResourceArc<stream::StreamSplitter>> {
     stream::new(mode)
 }
 

@@ -214,7 +214,12 @@ unsafe extern "C" fn locate_dirty(
 }
 
 /// A continuation: `argv` is `[input, job]`.
-unsafe fn resume(env: *mut ErlNifEnv, argc: c_int, argv: *const ErlNifTerm, dirty: bool) -> ErlNifTerm {
+unsafe fn resume(
+    env: *mut ErlNifEnv,
+    argc: c_int,
+    argv: *const ErlNifTerm,
+    dirty: bool,
+) -> ErlNifTerm {
     continuation::run(env, argc, argv, |env, args| {
         let walk = match *args {
             [input, job] => input.decode::<Binary>().ok().zip(

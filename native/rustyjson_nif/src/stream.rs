@@ -42,7 +42,10 @@ impl Split {
         parse: impl FnMut(&[u8], usize) -> Option<(usize, V)>,
     ) -> Option<Error> {
         match self {
-            Split::Plain(s) => s.feed_direct(bytes, spans, values, parse).err().map(Error::Split),
+            Split::Plain(s) => s
+                .feed_direct(bytes, spans, values, parse)
+                .err()
+                .map(Error::Split),
             Split::AtPath(s) => match s.feed_direct(bytes, spans, values, parse) {
                 Ok(()) => None,
                 Err(Failure::Array(e)) => Some(Error::Split(e)),

@@ -265,7 +265,9 @@ impl Locator {
                                 self.paths.has_children(n) || !self.paths.targets(n).is_empty()
                             });
                             if c == b'[' && self.options.stream {
-                                if let Some(n) = wanted.filter(|&n| !self.paths.targets(n).is_empty()) {
+                                if let Some(n) =
+                                    wanted.filter(|&n| !self.paths.targets(n).is_empty())
+                                {
                                     self.record(Some(n), start, start);
                                     self.streamed = true;
                                     return Ok(Located::Array(start));

@@ -150,11 +150,13 @@ impl PathSplitter {
     #[cold]
     fn fail(&mut self, e: ParseError, buf: &[u8], buf_at: u64, newlines: u64) -> Failure {
         let (start, end) = match e {
-            ParseError::Token { start, end } | ParseError::DuplicateKey { start, end } => (start, end),
-            ParseError::UnexpectedByte(at) => (at, at + 1),
-            ParseError::UnexpectedEnd(at) | ParseError::LongToken(at) | ParseError::Key { start: at, .. } => {
-                (at, at)
+            ParseError::Token { start, end } | ParseError::DuplicateKey { start, end } => {
+                (start, end)
             }
+            ParseError::UnexpectedByte(at) => (at, at + 1),
+            ParseError::UnexpectedEnd(at)
+            | ParseError::LongToken(at)
+            | ParseError::Key { start: at, .. } => (at, at),
         };
         let end = end.min(buf.len());
         let start = start.min(end);

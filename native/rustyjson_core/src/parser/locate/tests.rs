@@ -15,7 +15,11 @@ fn pointer(text: &str) -> Vec<Vec<u8>> {
 }
 
 /// The whole walk in one call.
-fn locate(doc: &[u8], pointers: &[&str], options: LocateOptions) -> Result<Vec<Option<(u64, u64)>>, ParseError> {
+fn locate(
+    doc: &[u8],
+    pointers: &[&str],
+    options: LocateOptions,
+) -> Result<Vec<Option<(u64, u64)>>, ParseError> {
     let paths: Vec<_> = pointers.iter().map(|p| pointer(p)).collect();
     let mut l = Locator::new(&paths, options);
     let mut pos = 0;
@@ -24,7 +28,11 @@ fn locate(doc: &[u8], pointers: &[&str], options: LocateOptions) -> Result<Vec<O
 }
 
 /// The walk in slices of `slice` bytes, with long tokens as the NIF takes them (the rest in one call).
-fn locate_sliced(doc: &[u8], pointers: &[&str], slice: usize) -> Result<Vec<Option<(u64, u64)>>, ParseError> {
+fn locate_sliced(
+    doc: &[u8],
+    pointers: &[&str],
+    slice: usize,
+) -> Result<Vec<Option<(u64, u64)>>, ParseError> {
     let paths: Vec<_> = pointers.iter().map(|p| pointer(p)).collect();
     let mut l = Locator::new(&paths, LocateOptions::default());
     let mut pos = 0;
@@ -75,13 +83,25 @@ fn check(doc: &[u8], pointers: &[&str]) {
             for (p, span) in pointers.iter().zip(found) {
                 let expected = lookup(value, &pointer(p));
                 let got = span.map(|(s, e)| parsed(&doc[s as usize..e as usize]).unwrap());
-                assert_eq!(expected, got.as_ref(), "{p} in {:?}", String::from_utf8_lossy(doc));
+                assert_eq!(
+                    expected,
+                    got.as_ref(),
+                    "{p} in {:?}",
+                    String::from_utf8_lossy(doc)
+                );
             }
         }
-        _ => panic!("{:?}: parser {whole:?}, locator {found:?}", String::from_utf8_lossy(doc)),
+        _ => panic!(
+            "{:?}: parser {whole:?}, locator {found:?}",
+            String::from_utf8_lossy(doc)
+        ),
     }
     for slice in [1, 7, 64] {
-        assert_eq!(locate_sliced(doc, pointers, slice), found, "slices of {slice}");
+        assert_eq!(
+            locate_sliced(doc, pointers, slice),
+            found,
+            "slices of {slice}"
+        );
     }
 }
 
@@ -91,11 +111,30 @@ const DOC: &str = r#" {"data": [{"id": 1, "tags": ["a", "b"]}, {"id": 2.5e3, "x"
 #[test]
 fn values_at_paths_are_the_parsed_document_s() {
     let pointers = [
-        "", "/data", "/data/0", "/data/1/id", "/data/0/tags/1", "/meta/total", "/meta/a~1b", "/meta/m~0n", "/meta/",
-        "/meta//2/", "/data/2", "/data/-", "/data/01", "/missing", "/meta/total/x", "/data/0/id/0",
+        "",
+        "/data",
+        "/data/0",
+        "/data/1/id",
+        "/data/0/tags/1",
+        "/meta/total",
+        "/meta/a~1b",
+        "/meta/m~0n",
+        "/meta/",
+        "/meta//2/",
+        "/data/2",
+        "/data/-",
+        "/data/01",
+        "/missing",
+        "/meta/total/x",
+        "/data/0/id/0",
     ];
     check(DOC.as_bytes(), &pointers);
-    let found = locate(DOC.as_bytes(), &["/meta/total", "/data/1/id"], LocateOptions::default()).unwrap();
+    let found = locate(
+        DOC.as_bytes(),
+        &["/meta/total", "/data/1/id"],
+        LocateOptions::default(),
+    )
+    .unwrap();
     let text = |i: usize| found[i].map(|(s, e)| &DOC[s as usize..e as usize]);
     assert_eq!(text(0), Some("2"), "the first of repeated keys");
     assert_eq!(text(1), Some("2.5e3"));
@@ -113,13 +152,21 @@ fn repeated_keys_follow_the_rule_asked_for() {
     let first = spans(Duplicates::First).unwrap();
     assert_eq!((text(first[0]), text(first[1])), (Some(&b"1"[..]), None));
     let last = spans(Duplicates::Last).unwrap();
-    assert_eq!((text(last[0]), text(last[1])), (Some(&b"3"[..]), Some(&b"2"[..])));
+    assert_eq!(
+        (text(last[0]), text(last[1])),
+        (Some(&b"3"[..]), Some(&b"2"[..]))
+    );
     assert_eq!(
         spans(Duplicates::Error),
         Err(ParseError::DuplicateKey { start: 16, end: 19 })
     );
     // Repeats off the paths are no error.
-    assert!(locate(br#"{"x": 1, "x": 2, "a": 0}"#, &["/a"], options(Duplicates::Error)).is_ok());
+    assert!(locate(
+        br#"{"x": 1, "x": 2, "a": 0}"#,
+        &["/a"],
+        options(Duplicates::Error)
+    )
+    .is_ok());
 }
 
 #[test]
@@ -133,13 +180,25 @@ fn limits_are_the_parser_s() {
         limits,
         ..LocateOptions::default()
     };
-    for doc in [&b"[[1]]"[..], b"[[[1]]]", b"{\"a\":[{}]}", b"[1234]", b"[-123]", b"[123]", b"[1e400]"] {
+    for doc in [
+        &b"[[1]]"[..],
+        b"[[[1]]]",
+        b"{\"a\":[{}]}",
+        b"[1234]",
+        b"[-123]",
+        b"[123]",
+        b"[1e400]",
+    ] {
         let mut t = Tree {
             limits,
             ..Tree::default()
         };
         let expected = parse(doc, &mut t).map(|_| ());
-        assert_eq!(locate(doc, &["/0"], options).map(|_| ()), expected, "{doc:?}");
+        assert_eq!(
+            locate(doc, &["/0"], options).map(|_| ()),
+            expected,
+            "{doc:?}"
+        );
     }
     let decimals = LocateOptions {
         decimals: true,
@@ -150,7 +209,8 @@ fn limits_are_the_parser_s() {
 
 #[test]
 fn json_test_suite_verdicts_and_positions_are_the_parser_s() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/JSONTestSuite/test_parsing");
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/data/JSONTestSuite/test_parsing");
     let Ok(entries) = std::fs::read_dir(&dir) else {
         return;
     };
@@ -199,10 +259,19 @@ fn long_tokens_stop_the_slice_before_them() {
     let doc = format!("[1, \"{}\", 2]", "x".repeat(100_000));
     let mut l = Locator::new(&[pointer("/2")], LocateOptions::default());
     let mut pos = 0;
-    assert_eq!(l.run(doc.as_bytes(), &mut pos, 10, Some(1000), true), Ok(Located::LongToken));
+    assert_eq!(
+        l.run(doc.as_bytes(), &mut pos, 10, Some(1000), true),
+        Ok(Located::LongToken)
+    );
     assert_eq!(pos, 4);
-    assert_eq!(l.run(doc.as_bytes(), &mut pos, usize::MAX, None, true), Ok(Located::Done));
-    assert_eq!(l.found()[0], Some((doc.len() as u64 - 2, doc.len() as u64 - 1)));
+    assert_eq!(
+        l.run(doc.as_bytes(), &mut pos, usize::MAX, None, true),
+        Ok(Located::Done)
+    );
+    assert_eq!(
+        l.found()[0],
+        Some((doc.len() as u64 - 2, doc.len() as u64 - 1))
+    );
     check(doc.as_bytes(), &["/1", "/2"]);
 }
 
@@ -280,7 +349,11 @@ fn a_stream_cut_anywhere_finds_what_the_whole_document_holds() {
     for path in ["/data", "/meta/", "/meta/total", "/nothing", "/data/0/tags"] {
         let expected = stream(&[doc], path);
         for cut in 0..=doc.len() {
-            assert_eq!(stream(&[&doc[..cut], &doc[cut..]], path), expected, "{path} cut at {cut}");
+            assert_eq!(
+                stream(&[&doc[..cut], &doc[cut..]], path),
+                expected,
+                "{path} cut at {cut}"
+            );
         }
         let bytes: Vec<&[u8]> = doc.chunks(1).collect();
         assert_eq!(stream(&bytes, path), expected, "{path} in 1-byte pieces");
@@ -316,8 +389,12 @@ fn a_stream_s_errors_are_at_the_whole_document_s_positions() {
         };
         for cut in 0..=bad.len() {
             let got = stream(&[&bad[..cut], &bad[cut..]], "/data").map_err(relative);
-            assert_eq!(got, Err(expected.clone()), "{:?} cut at {cut}", String::from_utf8_lossy(bad));
+            assert_eq!(
+                got,
+                Err(expected.clone()),
+                "{:?} cut at {cut}",
+                String::from_utf8_lossy(bad)
+            );
         }
     }
 }
-

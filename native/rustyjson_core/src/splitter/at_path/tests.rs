@@ -45,7 +45,11 @@ fn check(doc: &str, pointer: &[&str], expected: (Vec<&str>, Option<u64>, Option<
     let doc = doc.as_bytes();
     assert_eq!(split(&[doc], pointer), expected, "whole");
     for cut in 0..=doc.len() {
-        assert_eq!(split(&[&doc[..cut], &doc[cut..]], pointer), expected, "cut at {cut}");
+        assert_eq!(
+            split(&[&doc[..cut], &doc[cut..]], pointer),
+            expected,
+            "cut at {cut}"
+        );
     }
     let bytes: Vec<&[u8]> = doc.chunks(1).collect();
     assert_eq!(split(&bytes, pointer), expected, "1-byte pieces");
@@ -54,23 +58,55 @@ fn check(doc: &str, pointer: &[&str], expected: (Vec<&str>, Option<u64>, Option<
 #[test]
 fn the_items_of_the_array_at_the_path_whatever_the_cuts() {
     let doc = r#"{"meta": {"total": 3, "s": "a\"]\u00e9"}, "hits": {"hits": [{"a": [1]}, "x]", 3]}, "z": [true]}"#;
-    check(doc, &["hits", "hits"], (vec![r#"{"a": [1]}"#, r#""x]""#, "3"], None, Some(Found::Array)));
+    check(
+        doc,
+        &["hits", "hits"],
+        (
+            vec![r#"{"a": [1]}"#, r#""x]""#, "3"],
+            None,
+            Some(Found::Array),
+        ),
+    );
     check(doc, &["z"], (vec!["true"], None, Some(Found::Array)));
     check(doc, &["meta"], (vec![], None, Some(Found::NotArray)));
     check(doc, &["nope"], (vec![], None, Some(Found::Missing)));
     check(" [1, 2] ", &[], (vec!["1", "2"], None, Some(Found::Array)));
-    check(r#"{"a": [], "a": [1]}"#, &["a"], (vec![], None, Some(Found::Array)));
-    check("[[], [7, 8]]", &["1"], (vec!["7", "8"], None, Some(Found::Array)));
+    check(
+        r#"{"a": [], "a": [1]}"#,
+        &["a"],
+        (vec![], None, Some(Found::Array)),
+    );
+    check(
+        "[[], [7, 8]]",
+        &["1"],
+        (vec!["7", "8"], None, Some(Found::Array)),
+    );
 }
 
 #[test]
 fn errors_before_inside_and_after_the_array_are_at_their_position() {
     check(r#"{"m": tru, "d": [1]}"#, &["d"], (vec![], Some(6), None));
-    check(r#"{"d": [1 2], "m": 1}"#, &["d"], (vec!["1"], Some(9), None));
-    check(r#"{"d": [1, 2], "m": 1e}"#, &["d"], (vec!["1", "2"], Some(21), None));
-    check(r#"{"d": [1, 2]} x"#, &["d"], (vec!["1", "2"], Some(14), None));
+    check(
+        r#"{"d": [1 2], "m": 1}"#,
+        &["d"],
+        (vec!["1"], Some(9), None),
+    );
+    check(
+        r#"{"d": [1, 2], "m": 1e}"#,
+        &["d"],
+        (vec!["1", "2"], Some(21), None),
+    );
+    check(
+        r#"{"d": [1, 2]} x"#,
+        &["d"],
+        (vec!["1", "2"], Some(14), None),
+    );
     check(r#"{"d": [1, 2]"#, &["d"], (vec!["1", "2"], Some(12), None));
-    check(r#"{"d": [1, 2"#, &["d"], (vec!["1", "2"], Some(11), Some(Found::Array)));
+    check(
+        r#"{"d": [1, 2"#,
+        &["d"],
+        (vec!["1", "2"], Some(11), Some(Found::Array)),
+    );
 }
 
 #[test]
