@@ -281,7 +281,8 @@ impl Splitter {
                         self.phase = Phase::Done;
                         i += 1;
                         if self.nested {
-                            return Ok(self.end_array(base + i as u64));
+                            self.end_array(base + i as u64);
+                            return Ok(());
                         }
                         continue;
                     }
@@ -316,7 +317,8 @@ impl Splitter {
                     }
                     i += 1;
                     if self.nested && self.phase == Phase::Done {
-                        return Ok(self.end_array(base + i as u64));
+                        self.end_array(base + i as u64);
+                        return Ok(());
                     }
                 }
                 _ => return Err(self.fail(at)),
