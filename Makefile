@@ -5,7 +5,7 @@ export PATH := $(HOME)/.cargo/bin:$(PATH)
 export LC_ALL := C.UTF-8
 export LANG := C.UTF-8
 
-.PHONY: demo test test-matrix test-arm64 precompile deps build dialyzer bench bench-matrix bench-quick bench-streams bench-streams-matrix fuzz soak latency worst-case clean
+.PHONY: demo test test-matrix test-arm64 precompile deps build dialyzer bench bench-matrix bench-quick bench-streams bench-streams-matrix bench-pointer fuzz soak latency worst-case clean
 
 deps:
 	@scripts/install-deps
@@ -81,6 +81,11 @@ bench-streams: deps
 # The same on the version matrix's VMs (OTP 27+ has `:json.decode_start/3` to compare with), about 8 minutes each.
 bench-streams-matrix: deps
 	for suite in $(SUITES); do scripts/in-root $$suite 'export LC_ALL=C.UTF-8; $(BENCH_PIN) mix run bench/streams.exs' || exit 1; done
+
+# JSON Pointers: get/3 of one field against decode!/1, and decode_array(at:) against a top-level array, on ~10 MB
+# documents (bench/notes/96-pointer.md; about 4 minutes).
+bench-pointer: deps
+	$(BENCH_PIN) mix run bench/pointer.exs
 
 # Coverage-guided fuzzing of the Rust core (nightly + cargo-fuzz, installed if missing): make fuzz FUZZ_SECONDS=300
 FUZZ_SECONDS ?= 60

@@ -179,6 +179,67 @@ defmodule RustyJson do
     end
   end
 
+  @doc """
+  The decoded value at a JSON Pointer (RFC 6901, see `RustyJson.Pointer`) of the document `input`, or the values
+  at a list of pointers (in the same order), without building the rest of the document.
+
+  Everything outside the values is skipped at close to scanning speed, but still validated: a document that is
+  not valid JSON anywhere, even after the values, is `{:error, %RustyJson.DecodeError{}}` with the position and
+  message `decode/2` gives for it. A path the document does not hold is
+  `{:error, %RustyJson.PathError{reason: :missing}}`, unless `default:` gives the value to use instead.
+
+  The values are what `decode!/2` then `get_in/2` would give, with the same options: every `decode/2` option
+  applies to the values returned, and `max_depth:` and `decoding_integer_digit_limit:` to the whole document,
+  as in `decode/2`. Repeated keys: the first wins (`decode/2`'s default), or the last with
+  `duplicate_keys: :last`; with `duplicate_keys: :error` a repeat of a key on a path, or anywhere inside a value
+  returned, is an error (repeats elsewhere are not looked for). A large document is walked in slices on the
+  calling scheduler, as `decode/2` does.
+
+      iex> RustyJson.get(~s({"type": "order.paid", "data": {"id": 7, "lines": [1, 2]}}), "/type")
+      {:ok, "order.paid"}
+
+      iex> RustyJson.get(~s({"meta": {"total": 2}, "data": [{"id": 1}, {"id": 2}]}), ["/meta/total", "/data/1"])
+      {:ok, [2, %{"id" => 2}]}
+
+      iex> RustyJson.get(~s({"a/b": {"m~n": [true]}}), "/a~1b/m~0n/0")
+      {:ok, true}
+
+      iex> RustyJson.get(~s({"data": [1]}), "/data/5", default: :none)
+      {:ok, :none}
+
+      iex> RustyJson.get(~s({"data": [1]}), "/data/5")
+      {:error, %RustyJson.PathError{pointer: "/data/5", reason: :missing}}
+
+      iex> RustyJson.get(~s({"id": 1, "rest": [1,]}), "/id")
+      {:error, %RustyJson.DecodeError{position: 21, token: nil, data: ~s({"id": 1, "rest": [1,]})}}
+
+      iex> RustyJson.get(~s({"user": {"name": "Ada"}}), "/user", keys: :atoms)
+      {:ok, %{name: "Ada"}}
+  """
+  @spec get(iodata(), RustyJson.Pointer.t() | [RustyJson.Pointer.t()], keyword() | map()) ::
+          {:ok, term()} | {:error, DecodeError.t() | RustyJson.PathError.t()}
+  def get(input, pointer_or_pointers, opts \\ []),
+    do: RustyJson.Get.run(input, pointer_or_pointers, opts)
+
+  @doc """
+  `get/3`, raising `RustyJson.DecodeError` for an invalid document and `RustyJson.PathError` for a missing path
+  (without `default:`).
+
+      iex> RustyJson.get!(~s({"meta": {"total": 120}}), "/meta/total")
+      120
+
+      iex> RustyJson.get!(~s({"meta": {}}), "/meta/total")
+      ** (RustyJson.PathError) no value at the JSON Pointer "/meta/total"
+  """
+  @spec get!(iodata(), RustyJson.Pointer.t() | [RustyJson.Pointer.t()], keyword() | map()) ::
+          term()
+  def get!(input, pointer_or_pointers, opts \\ []) do
+    case RustyJson.Get.run(input, pointer_or_pointers, opts) do
+      {:ok, value} -> value
+      {:error, exception} -> raise exception
+    end
+  end
+
   @compile {:inline, to_binary: 1}
   defp to_binary(input) when is_binary(input), do: input
   defp to_binary(input), do: IO.iodata_to_binary(input)

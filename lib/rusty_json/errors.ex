@@ -75,3 +75,28 @@ defmodule RustyJson.DecodeError do
   defp where(%{position: position, line: nil}), do: "position #{position}"
   defp where(%{position: position, line: line}), do: "position #{position} (line #{line})"
 end
+
+defmodule RustyJson.PathError do
+  @moduledoc """
+  Returned by `RustyJson.get/3` (raised by `get!/3`) when a valid document holds no value at a JSON Pointer, and
+  raised by `RustyJson.Stream.decode_array/2` with `at:` when the stream holds no array there.
+
+  `pointer` is the pointer as given; `reason` is `:missing` (no value there: a key the object lacks, an index past
+  the array's end, or a path going through a string, number, `true`, `false` or `null`) or `:not_an_array`
+  (`decode_array/2`: the value there is not an array).
+
+      iex> RustyJson.get(~s({"a": {"b": 1}}), "/a/c")
+      {:error, %RustyJson.PathError{pointer: "/a/c", reason: :missing}}
+      iex> Exception.message(%RustyJson.PathError{pointer: "/data", reason: :not_an_array})
+      "the value at the JSON Pointer \\"/data\\" is not an array"
+  """
+  @type t :: %__MODULE__{pointer: String.t(), reason: :missing | :not_an_array}
+  defexception [:pointer, :reason]
+
+  @impl true
+  def message(%{pointer: pointer, reason: :missing}),
+    do: "no value at the JSON Pointer #{inspect(pointer)}"
+
+  def message(%{pointer: pointer, reason: :not_an_array}),
+    do: "the value at the JSON Pointer #{inspect(pointer)} is not an array"
+end

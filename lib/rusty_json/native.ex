@@ -153,8 +153,19 @@ defmodule RustyJson.Native do
   def decode_items(_slice, _base, _spans, _opts), do: not_loaded()
 
   @doc false
-  # The end of the stream: `{spans, open?, {position, line} | nil}`.
+  # The end of the stream: `{spans, open?, error | nil, found}`, the error `{position, line}` or (in the envelope
+  # around an array at a path) `{position, line, bytes}`, `found` `:array`, `:missing` or `:not_an_array`.
   def split_finish(_splitter), do: not_loaded()
+
+  @doc false
+  # A splitter for `{:at, tokens, native_opts}`: `{array_start, array_end}` as far as reached (nil before).
+  def splitter_marks(_splitter), do: not_loaded()
+
+  @doc false
+  # `RustyJson.get/3`: `{:ok, [{start, stop} | nil]}` for each pointer (a list of unescaped tokens) of `pointers`
+  # in `input`, the whole document validated; or `{:error, reason}` as `decode/2`'s. `opts` is the decode options'
+  # native term, `duplicates` `:first`, `:last` or `:error`.
+  def locate(_input, _pointers, _opts, _duplicates), do: not_loaded()
 
   defp not_loaded do
     :erlang.nif_error({:rusty_json_nif_not_loaded, load_error()})

@@ -27,7 +27,7 @@ defmodule RustyJson.Stream do
       ** (RustyJson.DecodeError) unexpected byte at position 7 (line 3): 0x5D ("]")
   """
 
-  alias RustyJson.{DecodeError, Native}
+  alias RustyJson.{DecodeError, Native, PathError}
   require RustyJson.EncodeOptions
 
   # The most bytes one NIF call scans (splitting alone: under 0.5 ms even for 32K tiny items; the decoding stops
@@ -64,20 +64,81 @@ defmodule RustyJson.Stream do
   def decode_documents(enumerable, opts \\ []), do: decode(enumerable, :documents, opts)
 
   @doc """
-  Decodes the items of one top-level JSON array, lazily: memory is bounded by the largest item (and the chunk
-  size), not by the array. Options as in `decode_documents/2`.
+  Decodes the items of one JSON array, lazily: memory is bounded by the largest item (and the chunk size), not by
+  the array. Options as in `decode_documents/2`, and:
 
-  A missing `[` or `]`, a missing or extra comma, or anything but whitespace after the `]` raises
-  `RustyJson.DecodeError` (after the items before it are emitted).
+    * `:at` - a JSON Pointer (RFC 6901, see `RustyJson.Pointer`): the array is the value at that path of the
+      document, not the document itself: `at: "/data"` for `{"data": [...], "meta": {...}}`, `at: "/hits/hits"`
+      for a search engine's response. Everything around the array (its envelope) is validated as it streams
+      and kept only as far as `:envelope` asks; an invalid envelope raises `RustyJson.DecodeError` at its
+      absolute position, before or after the items. A path the document does not hold, or holding something
+      other than an array, raises `RustyJson.PathError` (`reason: :missing` or `:not_an_array`) once the stream
+      has been read. Of repeated keys on the path, the first is followed (as `decode/2` keeps the first).
+      `max_depth:` and `decoding_integer_digit_limit:` hold in the envelope too.
+    * `:envelope` - `true` to emit, after the items, `{:envelope, value}`: the whole document decoded with the
+      options, the streamed array replaced by `[]` (the envelope's bytes are kept while the stream runs; without
+      this option they are not). Default `false`.
+
+  A missing `[` or `]`, a missing or extra comma, or anything but whitespace after the `]` (after the
+  document, with `:at`) raises `RustyJson.DecodeError` (after the items before it are emitted).
 
       iex> ["[", "1,2", ",3]"] |> RustyJson.Stream.decode_array() |> Stream.take(2) |> Enum.to_list()
       [1, 2]
 
       iex> ["[1,2] 3"] |> RustyJson.Stream.decode_array() |> Enum.to_list()
       ** (RustyJson.DecodeError) unexpected byte at position 6 (line 1): 0x33 ("3")
+
+      iex> [~s({"meta": {"page": 1}, "da), ~s(ta": [{"id": 1}, {"id": 2}], "next": null})]
+      ...> |> RustyJson.Stream.decode_array(at: "/data", envelope: true)
+      ...> |> Enum.to_list()
+      [%{"id" => 1}, %{"id" => 2}, {:envelope, %{"data" => [], "meta" => %{"page" => 1}, "next" => nil}}]
+
+      iex> [~s({"hits": {"total": 2, "hits": [1, 2]}})]
+      ...> |> RustyJson.Stream.decode_array(at: "/hits/hits")
+      ...> |> Enum.to_list()
+      [1, 2]
+
+      iex> [~s({"data": {"id": 1}})] |> RustyJson.Stream.decode_array(at: "/data") |> Enum.to_list()
+      ** (RustyJson.PathError) the value at the JSON Pointer "/data" is not an array
   """
   @spec decode_array(Enumerable.t(), keyword() | map()) :: Enumerable.t()
-  def decode_array(enumerable, opts \\ []), do: decode(enumerable, :array_items, opts)
+  def decode_array(enumerable, opts \\ []) do
+    case path_options(opts) do
+      {nil, false, opts} -> decode(enumerable, :array_items, opts)
+      {pointer, envelope?, opts} -> decode(enumerable, {:at, pointer || "", envelope?}, opts)
+    end
+  end
+
+  # `at:` and `envelope:` taken out of the options (the rest are decode options).
+  defp path_options(opts) when is_map(opts) do
+    {pointer, opts} = Map.pop(opts, :at)
+    {envelope?, opts} = Map.pop(opts, :envelope, false)
+    path_options(pointer, envelope?, opts)
+  end
+
+  defp path_options(opts) when is_list(opts) do
+    if Enum.all?(opts, &match?({_, _}, &1)) do
+      {pointer, opts} = Keyword.pop(opts, :at)
+      {envelope?, opts} = Keyword.pop(opts, :envelope, false)
+      path_options(pointer, envelope?, opts)
+    else
+      # Not a keyword list: the decode options name the problem.
+      {nil, false, opts}
+    end
+  end
+
+  defp path_options(opts), do: {nil, false, opts}
+
+  defp path_options(pointer, envelope?, opts) do
+    unless is_boolean(envelope?) do
+      raise ArgumentError,
+            "invalid value for the :envelope option: #{inspect(envelope?)}; expected true or false"
+    end
+
+    # Checked when the stream is made.
+    if pointer != nil, do: RustyJson.Pointer.parse!(pointer)
+    {pointer, envelope?, opts}
+  end
 
   @doc """
   Encodes every item of `enumerable` as one line of JSON Lines: a lazy `Stream` of iodata, each a JSON document
@@ -196,11 +257,13 @@ defmodule RustyJson.Stream do
             do: RustyJson.DecodeOptions.interned_keys(elem(parsed, 0))
 
         state = %{
-          splitter: Native.splitter_new(mode),
+          splitter: Native.splitter_new(splitter_mode(mode, parsed)),
           parsed: parsed,
           direct: direct,
           base: 0,
-          pending: nil
+          pending: nil,
+          at: with({:at, pointer, _} <- mode, do: pointer, else: (_ -> nil)),
+          envelope: if(match?({:at, _, true}, mode), do: {[], []})
         }
 
         # Last: the after function that restores it runs only once this function has returned.
@@ -212,6 +275,11 @@ defmodule RustyJson.Stream do
       fn _ -> restore_heap_floor() end
     )
   end
+
+  defp splitter_mode({:at, pointer, _envelope?}, parsed),
+    do: {:at, RustyJson.Pointer.parse!(pointer), elem(parsed, 0)}
+
+  defp splitter_mode(mode, _parsed), do: mode
 
   # Each chunk's values (200-300 KB of terms for 64 KiB of JSON) are built on the consuming process's heap. With
   # the default minimum heap the collector grows that heap for every chunk and shrinks it again, each time on
@@ -288,37 +356,73 @@ defmodule RustyJson.Stream do
         {values, failed}
 
       {values, _state} when error != nil ->
-        {position, line} = error
-
-        exception = %DecodeError{
-          position: position,
-          data: binary_part(slice, position - base, 1),
-          line: line,
-          offset: position
-        }
-
-        {values, {:failed, exception}}
+        {values, {:failed, split_exception(error, slice, base)}}
 
       {values, state} ->
         pending = keep(open, slice, base, state.pending)
+        state = keep_envelope(state, slice, base)
         {values, %{state | base: base + byte_size(slice), pending: pending}}
     end
   end
 
+  # A structural error at a byte of `slice`, or one in the envelope around an array at a path, which names its
+  # bytes (an earlier chunk may hold them): the offending byte, an invalid token, or none at the end.
+  defp split_exception({position, line}, slice, base) do
+    data = if slice == "", do: "", else: binary_part(slice, position - base, 1)
+    %DecodeError{position: position, data: data, line: line, offset: position}
+  end
+
+  defp split_exception({position, line, data}, _slice, _base) do
+    token = if byte_size(data) > 1, do: data
+    %DecodeError{position: position, data: data, token: token, line: line, offset: position}
+  end
+
+  # `envelope: true`: the bytes of `slice` outside the array at the path, copied (a part of a chunk would keep
+  # the whole chunk alive).
+  defp keep_envelope(%{envelope: nil} = state, _slice, _base), do: state
+
+  defp keep_envelope(%{envelope: {before, behind}} = state, slice, base) do
+    {start, stop} = Native.splitter_marks(state.splitter)
+    size = byte_size(slice)
+    before_size = if start, do: min(max(start - base, 0), size), else: size
+    from = if stop, do: min(max(stop - base, 0), size), else: size
+    before = [before | copy(binary_part(slice, 0, before_size), size)]
+    behind = [behind | copy(binary_part(slice, from, size - from), size)]
+    %{state | envelope: {before, behind}}
+  end
+
+  defp copy(part, whole) when byte_size(part) == whole, do: part
+  defp copy(part, _whole), do: :binary.copy(part)
+
+  # What ends the stream after its items: a path error, or the envelope.
+  defp ending(%{at: pointer}, reason, values) do
+    failing(values, %PathError{pointer: pointer, reason: reason})
+  end
+
+  defp envelope(%{envelope: nil}), do: []
+
+  defp envelope(%{envelope: {before, behind}, parsed: parsed}) do
+    case RustyJson.decode_parsed(IO.iodata_to_binary([before, "[]", behind]), parsed) do
+      {:ok, value} -> [{:envelope, value}]
+      {:error, exception} -> raise exception
+    end
+  end
+
   defp finish(%{base: base} = state) do
-    {spans, _open?, error} = Native.split_finish(state.splitter)
+    {spans, _open?, error, found} = Native.split_finish(state.splitter)
 
     case items(spans, "", base, state, []) do
       {values, {:failed, exception}} ->
         {failing(values, exception), :failed}
 
       {values, _state} when error != nil ->
-        {position, line} = error
-        exception = %DecodeError{position: position, data: "", line: line, offset: position}
-        {failing(values, exception), :failed}
+        {failing(values, split_exception(error, "", base)), :failed}
+
+      {values, state} when found != :array ->
+        {ending(state, found, values), :failed}
 
       {values, state} ->
-        {emitted(values), state}
+        {Stream.concat(emitted(values), Stream.flat_map([state], &envelope/1)), state}
     end
   end
 

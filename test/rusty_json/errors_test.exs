@@ -1,6 +1,7 @@
 defmodule RustyJson.ErrorsTest do
   use ExUnit.Case, async: true
   doctest RustyJson.EncodeError
+  doctest RustyJson.PathError
 
   alias RustyJson.{DecodeError, EncodeError}
 

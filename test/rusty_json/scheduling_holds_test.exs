@@ -157,6 +157,20 @@ defmodule RustyJson.SchedulingHoldsTest do
     end
   end
 
+  describe "RustyJson.get/3 walks a large document in slices" do
+    test "an 80 MB document (about 80 ms of walking), and a 50 MB string on the way" do
+      json =
+        ~s({"data": [) <> String.duplicate("12,", 27_000_000) <> ~s(7], "meta": {"total": 3}})
+
+      assert without_long_schedules(@hold_ms, fn ->
+               RustyJson.get(json, ["/meta/total", "/data/27000000"])
+             end) == {:ok, [3, 7]}
+
+      long = ~s({"s": ") <> String.duplicate("ab\\ncd\\u00e9", 4_166_666) <> ~s(", "n": 1})
+      assert without_long_schedules(@hold_ms, fn -> RustyJson.get(long, "/n") end) == {:ok, 1}
+    end
+  end
+
   # `keys: :atoms!` raises from `decode/2` too, as Jason does for a key that is not an existing atom.
   defp atoms!(json) do
     RustyJson.decode(json, keys: :atoms!)

@@ -575,6 +575,7 @@ impl<'a> Parser<'a> {
 mod builder;
 mod expected_key;
 mod keys;
+pub mod locate;
 mod number;
 mod stacks;
 mod strings;

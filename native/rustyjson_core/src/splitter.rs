@@ -90,6 +90,10 @@ pub struct Splitter {
     /// Where the current item started, and on which line.
     item_start: u64,
     item_line: u64,
+    /// The array is inside a document ([`Splitter::nested_array`]): its `]` ends the splitting, not the stream.
+    nested: bool,
+    /// A nested array's end (after its `]`), once reached.
+    array_end: Option<u64>,
 }
 
 #[inline]
@@ -108,7 +112,7 @@ fn ends_scalar(b: u8) -> bool {
 /// The newlines in `bytes`: with SSE2 (every x86-64 has it) 64 bytes a step, where a step with none (all of a
 /// compact JSON Lines record) costs one test, 8 a step elsewhere. (A plain `filter().count()` compiles to 2 bytes
 /// a step, byte-wide counters to a bit-by-bit extraction: both were a sixth of a stream's decode time.)
-fn count_newlines(bytes: &[u8]) -> u64 {
+pub(crate) fn count_newlines(bytes: &[u8]) -> u64 {
     let mut total = 0u64;
     #[cfg(all(target_arch = "x86_64", not(feature = "portable")))]
     let steps = {
@@ -180,7 +184,30 @@ impl Splitter {
             newlines: 0,
             item_start: 0,
             item_line: 1,
+            nested: false,
+            array_end: None,
         }
+    }
+
+    /// A splitter for the items of an array inside a document, whose `[` is at `offset` of the stream, after
+    /// `newlines` newlines: its `]` ends the splitting ([`Splitter::array_end`]); what follows is the caller's.
+    pub fn nested_array(offset: u64, newlines: u64) -> Self {
+        Splitter {
+            offset,
+            newlines,
+            nested: true,
+            ..Splitter::new(Mode::ArrayItems)
+        }
+    }
+
+    /// A nested array's end (the offset after its `]`), once the splitting reached it.
+    pub fn array_end(&self) -> Option<u64> {
+        self.array_end
+    }
+
+    /// The newlines scanned so far (outside strings).
+    pub fn newlines(&self) -> u64 {
+        self.newlines
     }
 
     /// The absolute offset of the next byte to be fed.
@@ -210,14 +237,27 @@ impl Splitter {
         chunk: &[u8],
         out: &mut Vec<Span>,
         values: &mut Vec<V>,
+        parse: impl FnMut(&[u8], usize) -> Option<(usize, V)>,
+    ) -> Result<(), SplitError> {
+        self.feed_direct_from(chunk, 0, out, values, parse)
+    }
+
+    /// [`Splitter::feed_direct`] from `chunk[from]` on (the offset of the next byte to scan): `chunk`'s earlier
+    /// bytes are the caller's. A nested array's splitting stops after its `]` ([`Splitter::offset`] is then there).
+    pub fn feed_direct_from<V>(
+        &mut self,
+        chunk: &[u8],
+        from: usize,
+        out: &mut Vec<Span>,
+        values: &mut Vec<V>,
         mut parse: impl FnMut(&[u8], usize) -> Option<(usize, V)>,
     ) -> Result<(), SplitError> {
         let mut direct = true;
         if self.phase == Phase::Failed {
             return Err(self.error_at(self.offset));
         }
-        let base = self.offset;
-        let mut i = 0;
+        let base = self.offset - from as u64;
+        let mut i = from;
         let n = chunk.len();
         while i < n {
             if self.phase == Phase::Item {
@@ -240,6 +280,10 @@ impl Splitter {
                     if self.phase == Phase::First && b == b']' {
                         self.phase = Phase::Done;
                         i += 1;
+                        if self.nested {
+                            self.end_array(base + i as u64);
+                            return Ok(());
+                        }
                         continue;
                     }
                     if matches!(b, b']' | b'}' | b',' | b':') {
@@ -272,12 +316,21 @@ impl Splitter {
                         _ => return Err(self.fail(at)),
                     }
                     i += 1;
+                    if self.nested && self.phase == Phase::Done {
+                        self.end_array(base + i as u64);
+                        return Ok(());
+                    }
                 }
                 _ => return Err(self.fail(at)),
             }
         }
         self.offset = base + n as u64;
         Ok(())
+    }
+
+    fn end_array(&mut self, end: u64) {
+        self.array_end = Some(end);
+        self.offset = end;
     }
 
     /// The end of the stream: the last item (a scalar that ends here, or an item cut short) and any error.
@@ -436,5 +489,6 @@ impl Splitter {
     }
 }
 
+pub mod at_path;
 #[cfg(test)]
 mod tests;

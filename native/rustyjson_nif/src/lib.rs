@@ -7,6 +7,7 @@ mod decode;
 mod encode;
 mod formatter;
 mod gzip;
+mod locate;
 mod rewrite;
 mod stream;
 mod term;
@@ -157,9 +158,18 @@ fn fast_paths<'a>(env: Env<'a>) -> Term<'a> {
 /// `RustyJson.Stream`: a splitter for `:documents` or `:array_items` (a resource).
 #[rustler::nif]
 fn splitter_new(
-    mode: rustler::Atom,
+    mode: Term<'_>,
 ) -> rustler::NifResult<rustler::ResourceArc<stream::StreamSplitter>> {
     stream::new(mode)
+}
+
+/// A splitter at a path: `{array_start, array_end}`, each nil until reached.
+#[rustler::nif]
+fn splitter_marks(
+    env: Env<'_>,
+    splitter: rustler::ResourceArc<stream::StreamSplitter>,
+) -> rustler::NifResult<Term<'_>> {
+    stream::marks(env, splitter)
 }
 
 /// Feeds the next chunk (at most 64 KiB) to a splitter, decoding the items it can with `opts` (unless nil):
@@ -194,6 +204,19 @@ fn split_finish(
     splitter: rustler::ResourceArc<stream::StreamSplitter>,
 ) -> rustler::NifResult<Term<'_>> {
     stream::finish(env, splitter)
+}
+
+/// `RustyJson.get/3`: `{:ok, [{start, stop} | nil]}`, the spans of the values at `pointers` (lists of unescaped
+/// tokens) in `input`, validated whole; or the decoder's `{:error, reason}`. In slices that yield, as `decode/2`.
+#[rustler::nif]
+fn locate<'a>(
+    env: Env<'a>,
+    input: Term<'a>,
+    pointers: Term<'a>,
+    opts: Term<'a>,
+    duplicates: Term<'a>,
+) -> Term<'a> {
+    locate::locate(env, input, pointers, opts, duplicates)
 }
 
 /// True once the library is loaded (the Elixir stub returns false).

@@ -10,31 +10,92 @@ use std::sync::Mutex;
 use crate::decode::{ItemDecoder, SPAN_BYTES};
 use rustler::types::atom::nil;
 use rustler::{Atom, Binary, Encoder, Env, NifResult, OwnedBinary, ResourceArc, Term};
-use rustyjson_core::splitter::{Mode, Span, SplitError, Splitter};
+use rustyjson_core::splitter::at_path::{Failure, Found, PathSplitter};
+use rustyjson_core::splitter::{End, Mode, Span, SplitError, Splitter};
 
 /// The most bytes one `split_chunk/3` call scans (the Elixir side cuts larger chunks).
 pub const MAX_CHUNK: usize = 64 * 1024;
 
-rustler::atoms! { documents, array_items }
+rustler::atoms! { documents, array_items, at, array, missing, not_an_array }
 
 /// A stream's splitter state.
-pub struct StreamSplitter(Mutex<Splitter>);
+pub struct StreamSplitter(Mutex<Split>);
+
+/// What a stream splits: top-level items, or the array at a path (`decode_array(stream, at: pointer)`).
+pub enum Split {
+    Plain(Splitter),
+    AtPath(Box<PathSplitter>),
+}
+
+/// A splitting failure: a structural error, or an error in the envelope around the array at a path.
+enum Error {
+    Split(SplitError),
+    Envelope(rustyjson_core::splitter::at_path::EnvelopeError),
+}
+
+impl Split {
+    fn feed<V>(
+        &mut self,
+        bytes: &[u8],
+        spans: &mut Vec<Span>,
+        values: &mut Vec<V>,
+        parse: impl FnMut(&[u8], usize) -> Option<(usize, V)>,
+    ) -> Option<Error> {
+        match self {
+            Split::Plain(s) => s
+                .feed_direct(bytes, spans, values, parse)
+                .err()
+                .map(Error::Split),
+            Split::AtPath(s) => match s.feed_direct(bytes, spans, values, parse) {
+                Ok(()) => None,
+                Err(Failure::Array(e)) => Some(Error::Split(e)),
+                Err(Failure::Envelope(e)) => Some(Error::Envelope(e)),
+            },
+        }
+    }
+
+    fn open_item(&self) -> Option<u64> {
+        match self {
+            Split::Plain(s) => s.open_item(),
+            Split::AtPath(s) => s.open_item(),
+        }
+    }
+}
 
 #[rustler::resource_impl]
 impl rustler::Resource for StreamSplitter {}
 
-/// A splitter for `:documents` or `:array_items`.
-pub fn new(mode: Atom) -> NifResult<ResourceArc<StreamSplitter>> {
-    let mode = if mode == documents() {
-        Mode::Documents
-    } else if mode == array_items() {
-        Mode::ArrayItems
+/// A splitter for `:documents`, `:array_items`, or `{:at, tokens, opts}`: the array at the path of `tokens`
+/// (binaries), the envelope validated within the limits of the decode options `opts`.
+pub fn new(mode: Term) -> NifResult<ResourceArc<StreamSplitter>> {
+    let split = if let Ok(mode) = mode.decode::<Atom>() {
+        if mode == documents() {
+            Split::Plain(Splitter::new(Mode::Documents))
+        } else if mode == array_items() {
+            Split::Plain(Splitter::new(Mode::ArrayItems))
+        } else {
+            return Err(rustler::Error::BadArg);
+        }
     } else {
-        return Err(rustler::Error::BadArg);
+        let (tag, tokens, opts): (Atom, Vec<Binary>, Term) = mode.decode()?;
+        let (_, limits) = crate::locate::flags_and_limits(opts).ok_or(rustler::Error::BadArg)?;
+        if tag != at() {
+            return Err(rustler::Error::BadArg);
+        }
+        let tokens: Vec<&[u8]> = tokens.iter().map(|t| t.as_slice()).collect();
+        Split::AtPath(Box::new(PathSplitter::new(&tokens, limits)))
     };
-    Ok(ResourceArc::new(StreamSplitter(Mutex::new(Splitter::new(
-        mode,
-    )))))
+    Ok(ResourceArc::new(StreamSplitter(Mutex::new(split))))
+}
+
+/// `{array_start, array_end}` of a splitter at a path (each nil until reached; both nil for other splitters).
+pub fn marks(env: Env<'_>, splitter: ResourceArc<StreamSplitter>) -> NifResult<Term<'_>> {
+    let s = splitter.0.lock().map_err(|_| rustler::Error::BadArg)?;
+    let (start, end) = match &*s {
+        Split::AtPath(s) => s.marks(),
+        Split::Plain(_) => (None, None),
+    };
+    Ok((start, end).encode(env))
 }
 
 /// `{spans, values, open, error}`: the items ending in `chunk` (at most [`MAX_CHUNK`] bytes), where the item
@@ -59,16 +120,16 @@ pub fn chunk<'a>(
     let mut spans = Vec::new();
     let mut values = Vec::new();
     let error = if opts == nil().to_term(env) {
-        s.feed(bytes, &mut spans).err()
+        s.feed(bytes, &mut spans, &mut Vec::<Term>::new(), |_, _| None)
     } else {
         let mut decoder = ItemDecoder::new(env, chunk, bytes, opts);
-        let fed = s.feed_direct(bytes, &mut spans, &mut values, |bytes, at| {
+        let fed = s.feed(bytes, &mut spans, &mut values, |bytes, at| {
             decoder.value_at(bytes, at)
         });
         decoder.finish();
-        fed.err()
+        fed
     };
-    let open = match (error, s.open_item()) {
+    let open = match (&error, s.open_item()) {
         (None, Some(start)) => start.encode(env),
         _ => nil().encode(env),
     };
@@ -81,16 +142,34 @@ pub fn chunk<'a>(
         .encode(env))
 }
 
-/// `{spans, open?, error}` at the end of the stream: the last item (0 or 1 spans; `open?` when it was cut
-/// short) and the error at the end (an array without its `]`), or nil.
+/// `{spans, open?, error, found}` at the end of the stream: the last item (0 or 1 spans; `open?` when it was cut
+/// short), the error at the end (an array without its `]`, an envelope cut short), or nil, and what the path
+/// held: `:array` (always, without a path), `:missing` or `:not_an_array`.
 pub fn finish(env: Env<'_>, splitter: ResourceArc<StreamSplitter>) -> NifResult<Term<'_>> {
     let mut s = splitter.0.lock().map_err(|_| rustler::Error::BadArg)?;
-    let end = s.finish();
+    let (end, found, error) = match &mut *s {
+        Split::Plain(s) => {
+            let end = s.finish();
+            let error = end.error.map(Error::Split);
+            (end, Found::Array, error)
+        }
+        Split::AtPath(s) => match s.finish() {
+            Ok((end, found)) => (end, found, end.error.map(Error::Split)),
+            Err(Failure::Array(e)) => (End::default(), Found::Array, Some(Error::Split(e))),
+            Err(Failure::Envelope(e)) => (End::default(), Found::Array, Some(Error::Envelope(e))),
+        },
+    };
     let spans: Vec<Span> = end.last.into_iter().collect();
+    let found = match found {
+        Found::Array => array(),
+        Found::Missing => missing(),
+        Found::NotArray => not_an_array(),
+    };
     Ok((
         spans_binary(env, &spans),
         end.open,
-        error_term(env, end.error),
+        error_term(env, error),
+        found,
     )
         .encode(env))
 }
@@ -105,9 +184,16 @@ fn spans_binary<'a>(env: Env<'a>, spans: &[Span]) -> Term<'a> {
     bin.release(env).to_term(env)
 }
 
-fn error_term(env: Env<'_>, error: Option<SplitError>) -> Term<'_> {
+/// `{position, line}` for a structural error (the offending byte is the chunk's), `{position, line, bytes}` for
+/// the envelope's (the offending byte or token, which an earlier chunk may hold), or nil.
+fn error_term(env: Env<'_>, error: Option<Error>) -> Term<'_> {
     match error {
-        Some(e) => (e.position, e.line).encode(env),
+        Some(Error::Split(e)) => (e.position, e.line).encode(env),
+        Some(Error::Envelope(e)) => {
+            let mut token = OwnedBinary::new(e.token.len());
+            token.as_mut_slice().copy_from_slice(&e.token);
+            (e.position, e.line, token.release(env)).encode(env)
+        }
         None => nil().encode(env),
     }
 }

@@ -544,7 +544,7 @@ fn deep_nesting_does_not_recurse() {
 }
 
 mod limits;
-mod tree;
+pub(super) mod tree;
 
 use tree::{Tree, Value};
 mod long_strings;
