@@ -386,8 +386,8 @@ defmodule RustyJson.Stream do
     size = byte_size(slice)
     before_size = if start, do: min(max(start - base, 0), size), else: size
     from = if stop, do: min(max(stop - base, 0), size), else: size
-    before = [before | copy(binary_part(slice, 0, before_size), size)]
-    behind = [behind | copy(binary_part(slice, from, size - from), size)]
+    before = [before, copy(binary_part(slice, 0, before_size), size)]
+    behind = [behind, copy(binary_part(slice, from, size - from), size)]
     %{state | envelope: {before, behind}}
   end
 
