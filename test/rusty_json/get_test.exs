@@ -194,7 +194,7 @@ defmodule RustyJson.GetTest do
   defp corrupt(json, specials) do
     Enum.reduce(1..:rand.uniform(3), json, fn _, json ->
       at = :rand.uniform(max(byte_size(json), 1)) - 1
-      <<before::binary-size(at), rest::binary>> = json
+      {before, rest} = :erlang.split_binary(json, at)
 
       case {:rand.uniform(3), rest} do
         {_, ""} -> json

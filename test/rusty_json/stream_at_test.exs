@@ -68,8 +68,8 @@ defmodule RustyJson.StreamAtTest do
             case {change, text} do
               {{at, byte}, <<_, _::binary>>} ->
                 at = rem(at, byte_size(text))
-                <<before::binary-size(at), _, rest::binary>> = text
-                before <> <<byte>> <> rest
+                rest = binary_part(text, at + 1, byte_size(text) - at - 1)
+                binary_part(text, 0, at) <> <<byte>> <> rest
 
               _ ->
                 text
