@@ -1,8 +1,8 @@
 //! Times float formatting alone (`number::write_f64`, OTP's `[:short]` layout) on the floats of JSON files:
 //! `cargo run --release --example float_time -- FILE...`. Deterministic enough for callgrind; `RAW=1`
-//! times ryu's own text instead, for comparison.
+//! times ryu's own text instead, for comparison, and `DIGITS=1` the shortest-digits routine alone (no text).
 use rustyjson_core::buffer::Buffer;
-use rustyjson_core::number::write_f64;
+use rustyjson_core::number::{shortest_decimal, write_f64};
 use std::time::Instant;
 
 fn floats(v: &serde_json::Value, out: &mut Vec<f64>) {
@@ -17,6 +17,7 @@ fn floats(v: &serde_json::Value, out: &mut Vec<f64>) {
 fn main() {
     let rounds: usize = std::env::var("ROUNDS").map_or(20, |r| r.parse().unwrap());
     let raw = std::env::var("RAW").is_ok();
+    let digits = std::env::var("DIGITS").is_ok();
     for path in std::env::args().skip(1) {
         let text = std::fs::read(&path).unwrap();
         let mut fs = Vec::new();
@@ -26,7 +27,15 @@ fn main() {
         for _ in 0..rounds {
             let mut out = Buffer::with_capacity(fs.len() * 25);
             let t = Instant::now();
-            if raw {
+            if digits {
+                // The digits and exponent only, folded into the output so they are computed.
+                let mut sum = 0u64;
+                for &f in &fs {
+                    let (d, e) = shortest_decimal(f);
+                    sum = sum.wrapping_add(d ^ e as u64);
+                }
+                out.extend(&sum.to_le_bytes());
+            } else if raw {
                 // ryu's own text (not OTP's layout), for comparison.
                 let mut rb = ryu::Buffer::new();
                 for &f in &fs {

@@ -57,6 +57,12 @@ unsafe fn write_u64_reserved<S: Storage>(out: &mut Buffer<S>, mut n: u64) {
     out.advance(len);
 }
 
+/// The shortest digits of a finite, non-zero `f` and their exponent (`f = d * 10^e`): the routine alone, for
+/// `examples/float_time.rs` to set the layout's cost against.
+pub fn shortest_decimal(f: f64) -> (u64, i32) {
+    shortest::decimal(f.to_bits())
+}
+
 /// 2^53: from here on OTP writes floats in scientific form whatever the lengths.
 const TWO_POW_53: f64 = 9007199254740992.0;
 
