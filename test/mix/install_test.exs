@@ -70,10 +70,7 @@ defmodule RustyJson.InstallTest do
 
   test "a tampered archive is refused, naming the file and both hashes; nothing is installed",
        ctx do
-    path = Path.join(ctx.served, ctx.name)
-    <<head::binary-size(100), byte, rest::binary>> = File.read!(path)
-    File.write!(path, <<head::binary, Bitwise.bxor(byte, 0x40), rest::binary>>)
-    actual = :crypto.hash(:sha256, File.read!(path)) |> Base.encode16(case: :lower)
+    actual = TestArtifact.tamper!(Path.join(ctx.served, ctx.name))
     write_checksums(ctx, %{ctx.name => ctx.sha})
 
     # Refused even where cargo could build: a mismatch is never papered over.

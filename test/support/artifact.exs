@@ -14,6 +14,13 @@ defmodule RustyJson.TestArtifact do
     {library, :crypto.hash(:sha256, File.read!(path)) |> Base.encode16(case: :lower)}
   end
 
+  @doc "Changes one byte of the archive at `path` (its 101st); returns the changed archive's SHA-256 hex."
+  def tamper!(path) do
+    <<head::binary-size(100), byte, rest::binary>> = File.read!(path)
+    File.write!(path, <<head::binary, Bitwise.bxor(byte, 1), rest::binary>>)
+    :crypto.hash(:sha256, File.read!(path)) |> Base.encode16(case: :lower)
+  end
+
   @doc """
   Serves `dir` over HTTP on 127.0.0.1 (a free port), each request logged to `log`; returns `{pid, base_url}`.
   Stop it with `stop/1`.

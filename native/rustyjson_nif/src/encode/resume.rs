@@ -75,13 +75,7 @@ impl<'o> Walker<'o> {
                     if count > pairs.len() {
                         return None;
                     }
-                    let seen = self.seen_set();
-                    self.stack.push(Frame::Sorted {
-                        pairs,
-                        count,
-                        seen,
-                        map: Some(container),
-                    });
+                    self.push_listed(pairs, Some(container), count);
                     return Some(());
                 }
                 let (mut iter, backwards) = self.map_iterator(container, size)?;

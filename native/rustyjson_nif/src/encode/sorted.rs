@@ -48,14 +48,24 @@ impl<'o> Walker<'o> {
         keyed.sort_by(|a, b| a.0.cmp(&b.0));
         let pairs = keyed.into_iter().map(|(_, key, val)| (key, val)).collect();
         out.push(b'{');
+        self.push_listed(pairs, None, 0);
+        Ok(())
+    }
+
+    /// Pushes the frame of a map whose pairs were listed up front (`Frame::Sorted`), `count` of them started.
+    pub(super) fn push_listed(
+        &mut self,
+        pairs: Vec<(ErlNifTerm, ErlNifTerm)>,
+        map: Option<ErlNifTerm>,
+        count: usize,
+    ) {
         let seen = self.seen_set();
         self.stack.push(Frame::Sorted {
             pairs,
-            count: 0,
+            count,
             seen,
-            map: None,
+            map,
         });
-        Ok(())
     }
 
     /// A hash map's pairs in `Map.to_list/1` order (so equal key strings keep that order).

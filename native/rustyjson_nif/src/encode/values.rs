@@ -174,13 +174,7 @@ impl<'o> Walker<'o> {
             self.afford(size / 2)?;
             if let Some(pairs) = self.trie_pairs(term, size) {
                 out.push(b'{');
-                let seen = self.seen_set();
-                self.stack.push(Frame::Sorted {
-                    pairs,
-                    count: 0,
-                    seen,
-                    map: Some(term),
-                });
+                self.push_listed(pairs, Some(term), 0);
                 return Ok(());
             }
         }
