@@ -14,15 +14,7 @@ defmodule RustyJson.DecodePropertyTest do
   @numtests 400
   @max_size 500
 
-  defp check(prop) do
-    assert :proper.quickcheck(prop, [
-             {:numtests, @numtests},
-             {:max_size, @max_size},
-             :quiet,
-             {:on_output, fn _, _ -> :ok end}
-           ]) ==
-             true
-  end
+  defp check(prop), do: assert(JsonGen.check(prop, @numtests, @max_size) == true)
 
   test "decode(encode(term)) == term" do
     check(

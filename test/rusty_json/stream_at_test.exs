@@ -13,19 +13,7 @@ defmodule RustyJson.StreamAtTest do
 
   @max_size 200
 
-  defp check(prop, numtests \\ 150) do
-    opts = [
-      {:numtests, numtests},
-      {:max_size, @max_size},
-      :quiet,
-      {:on_output, fn _, _ -> :ok end}
-    ]
-
-    result = :proper.quickcheck(prop, opts)
-
-    assert result == true,
-           "counterexample: #{inspect(:proper.counterexample(), limit: :infinity)}"
-  end
+  defp check(prop, numtests \\ 150), do: assert(JsonGen.check(prop, numtests, @max_size) == true)
 
   # A document holding `items` at `pointer`, with `meta` around it (before and after the array).
   defp envelope("/data", items, meta), do: %{"a" => meta, "data" => items, "z" => [meta, 1]}

@@ -28,19 +28,7 @@ defmodule RustyJson.StreamPropertyTest do
     )
   end
 
-  defp check(prop, numtests \\ 150) do
-    opts = [
-      {:numtests, numtests},
-      {:max_size, @max_size},
-      :quiet,
-      {:on_output, fn _, _ -> :ok end}
-    ]
-
-    result = :proper.quickcheck(prop, opts)
-
-    assert result == true,
-           "counterexample: #{inspect(:proper.counterexample(), limit: :infinity)}"
-  end
+  defp check(prop, numtests \\ 150), do: assert(JsonGen.check(prop, numtests, @max_size) == true)
 
   # What decode/2 says of each document in turn, errors at their absolute position and line.
   defp expected(docs, separator) do

@@ -18,6 +18,25 @@ defmodule RustyJson.Test.JsonGen do
   @typedoc "A PropEr type (a raw type: a term that may contain types)."
   @type type :: term()
 
+  @doc """
+  Runs the PropEr property `prop` `numtests` times with PropEr's size bounded by `max_size`, quietly; true when it
+  held. (ExUnit asserts on the result and shows the counterexample.)
+  """
+  @spec check(term(), pos_integer(), pos_integer()) :: true | {:counterexample, term()}
+  def check(prop, numtests, max_size) do
+    opts = [
+      {:numtests, numtests},
+      {:max_size, max_size},
+      :quiet,
+      {:on_output, fn _, _ -> :ok end}
+    ]
+
+    case :proper.quickcheck(prop, opts) do
+      true -> true
+      _ -> {:counterexample, :proper.counterexample()}
+    end
+  end
+
   @doc "A codepoint, mostly printable ASCII, with control characters, the BMP and the astral planes."
   @spec codepoint() :: type()
   def codepoint do

@@ -58,7 +58,7 @@ const KEYS_COPY: u32 = 3;
 const KEYS_INTERN: u32 = 4;
 const STRINGS_COPY: u32 = 1 << 3;
 const ORDERED_OBJECTS: u32 = 1 << 4;
-const FLOAT_DECIMALS: u32 = 1 << 5;
+pub(crate) const FLOAT_DECIMALS: u32 = 1 << 5;
 const DUPLICATES_LAST: u32 = 1 << 6;
 const DUPLICATES_ERROR: u32 = 1 << 7;
 const KEY_POSITIONS: u32 = 1 << 8;
@@ -94,9 +94,16 @@ fn options(reads: &term::read::Reads, opts: Term) -> (u32, Limits) {
 
 #[cold]
 fn options_with_limits(opts: Term) -> (u32, Limits) {
-    let Ok((flags, digits, depth)) = opts.decode::<(u32, u64, Term)>() else {
-        return (0, Limits::default());
-    };
+    flags_and_limits(opts).unwrap_or((0, Limits::default()))
+}
+
+/// The flags and limits of a decode's options term: flags, or `{flags, integer_digit_limit, max_depth}`; `None`
+/// for any other term (`RustyJson.get/3` and the streams answer `badarg` to it).
+pub(crate) fn flags_and_limits(opts: Term) -> Option<(u32, Limits)> {
+    if let Ok(flags) = opts.decode::<u32>() {
+        return Some((flags, Limits::default()));
+    }
+    let (flags, digits, depth) = opts.decode::<(u32, u64, Term)>().ok()?;
     let limits = Limits {
         integer_bytes: usize::try_from(digits).unwrap_or(usize::MAX),
         max_depth: depth
@@ -104,7 +111,7 @@ fn options_with_limits(opts: Term) -> (u32, Limits) {
             .map_or(usize::MAX, |d| usize::try_from(d).unwrap_or(usize::MAX)),
         ..Limits::default()
     };
-    (flags, limits)
+    Some((flags, limits))
 }
 
 mod builder;

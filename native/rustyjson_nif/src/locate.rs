@@ -13,9 +13,10 @@ use std::time::{Duration, Instant};
 use rustler::sys::{enif_consume_timeslice, enif_schedule_nif, ErlNifEnv, ErlNifTerm};
 use rustler::{Binary, Encoder, Env, OwnedBinary, ResourceArc, Term};
 use rustyjson_core::parser::locate::{Duplicates, LocateOptions, Located, Locator};
-use rustyjson_core::parser::{Limits, ParseError};
+use rustyjson_core::parser::ParseError;
 
 use crate::continuation;
+use crate::decode::{flags_and_limits, FLOAT_DECIMALS};
 
 rustler::atoms! { ok, error, first, last, badarg }
 
@@ -25,9 +26,6 @@ const SLICE_BYTES: usize = 64 * 1024;
 const YIELD_AFTER: Duration = Duration::from_micros(500);
 /// How far past a slice's end a string may run and still be scanned in it (the decoder's limit).
 const STRING_SCAN: usize = 128 * 1024;
-
-/// The decode options' bits the walk reads (`RustyJson.DecodeOptions`).
-const FLOAT_DECIMALS: u32 = 1 << 5;
 
 /// A walk that yielded: the locator and where it goes on.
 struct Walk {
@@ -72,24 +70,6 @@ fn tokens(pointers: Term) -> Option<Vec<Vec<Vec<u8>>>> {
             .map(|p| p.iter().map(|t| t.as_slice().to_vec()).collect())
             .collect(),
     )
-}
-
-/// The flags and limits of the decoder's options: flags, or `{flags, integer_digit_limit, max_depth}`.
-pub fn flags_and_limits(opts: Term) -> Option<(u32, Limits)> {
-    Some(match opts.decode::<u32>() {
-        Ok(flags) => (flags, Limits::default()),
-        Err(_) => {
-            let (flags, digits, depth) = opts.decode::<(u32, u64, Term)>().ok()?;
-            let limits = Limits {
-                integer_bytes: usize::try_from(digits).unwrap_or(usize::MAX),
-                max_depth: depth
-                    .decode::<u64>()
-                    .map_or(usize::MAX, |d| usize::try_from(d).unwrap_or(usize::MAX)),
-                duplicate_keys_error: false,
-            };
-            (flags, limits)
-        }
-    })
 }
 
 /// The walk's options from the decoder's.

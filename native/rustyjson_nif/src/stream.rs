@@ -78,7 +78,7 @@ pub fn new(mode: Term) -> NifResult<ResourceArc<StreamSplitter>> {
         }
     } else {
         let (tag, tokens, opts): (Atom, Vec<Binary>, Term) = mode.decode()?;
-        let (_, limits) = crate::locate::flags_and_limits(opts).ok_or(rustler::Error::BadArg)?;
+        let (_, limits) = crate::decode::flags_and_limits(opts).ok_or(rustler::Error::BadArg)?;
         if tag != at() {
             return Err(rustler::Error::BadArg);
         }

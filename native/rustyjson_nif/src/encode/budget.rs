@@ -106,21 +106,17 @@ impl<'o> Walker<'o> {
             .iter()
             .enumerate()
             .map(|(level, frame)| {
-                let count = frame.count();
                 // The top frame may have moved on by one element since the mark (the walk stopped in it): the
                 // element taken is put back in front of the rest of the list, in a new list cell.
-                let back = level + 1 == depth && count != self.mark.count;
+                let top = level + 1 == depth;
+                let count = if top { self.mark.count } else { frame.count() };
+                let back = top && frame.count() != count;
                 let rest = |tail: ErlNifTerm, taken: ErlNifTerm| {
                     if back {
                         unsafe { enif_make_list_cell(self.env, taken, tail) }
                     } else {
                         tail
                     }
-                };
-                let count = if level + 1 == depth {
-                    self.mark.count
-                } else {
-                    count
                 };
                 Some(match frame {
                     Frame::List { tail, .. } => {
