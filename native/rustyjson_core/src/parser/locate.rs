@@ -15,7 +15,9 @@
 use super::*;
 
 mod paths;
+mod skim;
 pub use paths::{array_index, NodeId, Paths};
+use skim::{Skim, Skimmed};
 
 /// Which of an object's repeated keys a path follows (`duplicate_keys:` as in the decoder).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -114,6 +116,13 @@ pub struct Locator {
     /// A stream: bytes of the token at the input's start already scanned for its end (see `complete`).
     scanned: usize,
     scratch: Vec<u8>,
+    /// A skim of a container no path enters, paused at a slice's end.
+    skim: Option<Skim>,
+    /// A skim had a doubt about the container that is frame `n` (when `Some(n)`): it and all inside it are walked
+    /// token by token (one skim over a bad document, not one per nested container).
+    unskimmed: Option<usize>,
+    /// Input before this position is known to be UTF-8 (carried from skim to skim).
+    utf8_to: usize,
 }
 
 /// The parser's builder for a walk that builds nothing.
@@ -161,6 +170,9 @@ impl Locator {
             streamed: false,
             scanned: 0,
             scratch: Vec::new(),
+            skim: None,
+            unskimmed: None,
+            utf8_to: 0,
         }
     }
 
@@ -220,6 +232,11 @@ impl Locator {
         let mut skip = Skip {
             decimals: self.options.decimals,
         };
+        if let Some(skim) = self.skim.take() {
+            if let Some(paused) = self.skim(p, skim, limit) {
+                return Ok(paused);
+            }
+        }
         loop {
             if p.pos > limit {
                 return Ok(Located::Paused);
@@ -264,6 +281,19 @@ impl Locator {
                             let wanted = node.filter(|&n| {
                                 self.paths.has_children(n) || !self.paths.targets(n).is_empty()
                             });
+                            if wanted.is_none()
+                                && !self.options.stream
+                                && self.unskimmed.is_none()
+                            {
+                                let room = p.max_depth - self.frames.len();
+                                let skim = Skim::new(start, room, self.utf8_to);
+                                if let Some(paused) = self.skim(p, skim, limit) {
+                                    return Ok(paused);
+                                }
+                                if self.next == Next::After {
+                                    continue;
+                                }
+                            }
                             if c == b'[' && self.options.stream {
                                 if let Some(n) =
                                     wanted.filter(|&n| !self.paths.targets(n).is_empty())
@@ -359,6 +389,31 @@ impl Locator {
         }
     }
 
+    /// Runs `skim` (of a container no path enters) from where it stopped: past the container when it ends
+    /// (`next` is then [`Next::After`]), `Some(Paused)` past `limit`; on a doubt, back at its opening bracket,
+    /// which the token walk then enters.
+    fn skim(&mut self, p: &mut Parser, mut skim: Skim, limit: usize) -> Option<Located> {
+        let skimmed = skim.run(p.input, limit, self.options.limits, self.options.decimals);
+        self.utf8_to = skim.utf8_to;
+        match skimmed {
+            Skimmed::Ended(end) => {
+                p.pos = end;
+                self.next = Next::After;
+                None
+            }
+            Skimmed::Paused(at) => {
+                p.pos = at;
+                self.skim = Some(skim);
+                Some(Located::Paused)
+            }
+            Skimmed::Doubt => {
+                p.pos = skim.start;
+                self.unskimmed = Some(self.frames.len());
+                None
+            }
+        }
+    }
+
     /// A stream: whether the token at `input[start]` (a string, or a number or literal) ends within `input`, so
     /// that the parser's verdict on it is final. Remembers how far it looked, so a long token fed again with each
     /// new piece is scanned once in all.
@@ -446,6 +501,9 @@ impl Locator {
     /// The innermost container closed; its closing bracket ends before `end` (relative).
     fn close(&mut self, end: usize) {
         let open = self.frames.pop().expect("an open container");
+        if self.unskimmed == Some(self.frames.len()) {
+            self.unskimmed = None;
+        }
         if let Some(node) = open.node {
             for &t in self.paths.targets(node) {
                 self.found[t] = Some((open.start, self.base + end as u64));

@@ -202,7 +202,7 @@ fn push_run(scratch: &mut Vec<u8>, input: &[u8], from: usize, to: usize) {
 
 /// The value of the hex digits in `hex` (four in a `\u` escape).
 #[inline]
-fn hex4(hex: &[u8]) -> Option<u32> {
+pub(super) fn hex4(hex: &[u8]) -> Option<u32> {
     let mut v = 0u32;
     for &b in hex {
         let d = match b {

@@ -1,0 +1,216 @@
+//! A block's 64 bytes as bit masks, one bit per byte: with AVX2 (32 bytes an instruction, chosen at run time),
+//! SSE2 (part of x86-64) or byte by byte (other architectures, and the reference the others are tested against).
+
+pub(super) const BLOCK: usize = 64;
+
+/// A block's bytes as bit masks (bit `i` is byte `i`).
+#[derive(Default, Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Masks {
+    pub quote: u64,
+    pub backslash: u64,
+    /// `{`, `}`, `[`, `]`, `:` and `,`.
+    pub structural: u64,
+    /// Bytes that cannot be part of a number or literal: whitespace, structural bytes and quotes.
+    pub breaks: u64,
+    /// Bytes below 0x20 (whitespace ones included).
+    pub control: u64,
+    /// Bytes of 0x80 and above.
+    pub high: u64,
+    pub digit: u64,
+}
+
+/// One way of classifying a block.
+pub(super) trait Classify {
+    fn masks(block: &[u8; BLOCK]) -> Masks;
+}
+
+/// A byte at a time.
+#[cfg_attr(all(target_arch = "x86_64", not(feature = "portable")), allow(dead_code))]
+pub(super) struct Bytes;
+
+impl Classify for Bytes {
+    #[inline]
+    fn masks(block: &[u8; BLOCK]) -> Masks {
+        let mut m = Masks::default();
+        for (i, &c) in block.iter().enumerate() {
+            let bit = 1u64 << i;
+            match c {
+                b'"' => m.quote |= bit,
+                b'\\' => m.backslash |= bit,
+                b'{' | b'}' | b'[' | b']' | b':' | b',' => m.structural |= bit,
+                b'0'..=b'9' => m.digit |= bit,
+                _ => {}
+            }
+            if matches!(c, b'"' | b'{' | b'}' | b'[' | b']' | b':' | b',' | b' ' | b'\t' | b'\n' | b'\r') {
+                m.breaks |= bit;
+            }
+            if c < 0x20 {
+                m.control |= bit;
+            }
+            if c >= 0x80 {
+                m.high |= bit;
+            }
+        }
+        m
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+pub(super) use x86::{Avx2, Sse2};
+
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use super::{Classify, Masks, BLOCK};
+    use std::arch::x86_64::*;
+
+    /// 16 bytes an instruction.
+    pub struct Sse2;
+
+    /// 32 bytes an instruction: only where the CPU has AVX2 (`is_x86_feature_detected!`).
+    pub struct Avx2;
+
+    impl Classify for Sse2 {
+        #[inline(always)]
+        fn masks(block: &[u8; BLOCK]) -> Masks {
+            let mut m = Masks::default();
+            for k in 0..BLOCK / 16 {
+                // SAFETY: SSE2 is part of x86-64; the load reads 16 of the block's 64 bytes.
+                let lanes = unsafe { sse2(_mm_loadu_si128(block.as_ptr().add(16 * k).cast())) };
+                m.add(lanes.map(|l| l as u16 as u64), 16 * k);
+            }
+            m
+        }
+    }
+
+    impl Classify for Avx2 {
+        #[inline(always)]
+        fn masks(block: &[u8; BLOCK]) -> Masks {
+            let mut m = Masks::default();
+            for k in 0..BLOCK / 32 {
+                // SAFETY: only called from code compiled for, and run on, AVX2 (see `Skim::run`); the load reads
+                // 32 of the block's 64 bytes.
+                let lanes = unsafe { avx2(_mm256_loadu_si256(block.as_ptr().add(32 * k).cast())) };
+                m.add(lanes.map(|l| l as u32 as u64), 32 * k);
+            }
+            m
+        }
+    }
+
+    impl Masks {
+        /// ORs in the masks of the bytes from `shift` on (the order of `sse2`'s and `avx2`'s results).
+        #[inline(always)]
+        fn add(&mut self, l: [u64; 7], shift: usize) {
+            self.quote |= l[0] << shift;
+            self.backslash |= l[1] << shift;
+            self.structural |= l[2] << shift;
+            self.breaks |= l[3] << shift;
+            self.control |= l[4] << shift;
+            self.high |= l[5] << shift;
+            self.digit |= l[6] << shift;
+        }
+    }
+
+    /// The masks of 16 bytes, in `Masks::add`'s order.
+    #[inline(always)]
+    unsafe fn sse2(x: __m128i) -> [i32; 7] {
+        let splat = |c: u8| _mm_set1_epi8(c as i8);
+        let eq = |c: u8| _mm_cmpeq_epi8(x, splat(c));
+        // `[` and `]` are `{` and `}` with bit 5 clear: one OR finds both pairs with two compares.
+        let folded = _mm_or_si128(x, splat(0x20));
+        let brackets = _mm_or_si128(
+            _mm_cmpeq_epi8(folded, splat(b'{')),
+            _mm_cmpeq_epi8(folded, splat(b'}')),
+        );
+        let structural = _mm_or_si128(brackets, _mm_or_si128(eq(b':'), eq(b',')));
+        let quote = eq(b'"');
+        let spaces = _mm_or_si128(
+            _mm_or_si128(eq(b' '), eq(b'\t')),
+            _mm_or_si128(eq(b'\n'), eq(b'\r')),
+        );
+        let breaks = _mm_or_si128(_mm_or_si128(structural, quote), spaces);
+        let control = _mm_cmpeq_epi8(_mm_min_epu8(x, splat(0x1F)), x);
+        let offset = _mm_sub_epi8(x, splat(b'0'));
+        let digit = _mm_cmpeq_epi8(_mm_min_epu8(offset, splat(9)), offset);
+        [quote, eq(b'\\'), structural, breaks, control, x, digit].map(|v| _mm_movemask_epi8(v))
+    }
+
+    /// The masks of 32 bytes, in `Masks::add`'s order.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    unsafe fn avx2(x: __m256i) -> [i32; 7] {
+        let splat = |c: u8| _mm256_set1_epi8(c as i8);
+        let folded = _mm256_or_si256(x, splat(0x20));
+        let brackets = _mm256_or_si256(
+            _mm256_cmpeq_epi8(folded, splat(b'{')),
+            _mm256_cmpeq_epi8(folded, splat(b'}')),
+        );
+        let punctuation = _mm256_or_si256(
+            _mm256_cmpeq_epi8(x, splat(b':')),
+            _mm256_cmpeq_epi8(x, splat(b',')),
+        );
+        let structural = _mm256_or_si256(brackets, punctuation);
+        let quote = _mm256_cmpeq_epi8(x, splat(b'"'));
+        let spaces = _mm256_or_si256(
+            _mm256_or_si256(
+                _mm256_cmpeq_epi8(x, splat(b' ')),
+                _mm256_cmpeq_epi8(x, splat(b'\t')),
+            ),
+            _mm256_or_si256(
+                _mm256_cmpeq_epi8(x, splat(b'\n')),
+                _mm256_cmpeq_epi8(x, splat(b'\r')),
+            ),
+        );
+        let breaks = _mm256_or_si256(_mm256_or_si256(structural, quote), spaces);
+        let control = _mm256_cmpeq_epi8(_mm256_min_epu8(x, splat(0x1F)), x);
+        let offset = _mm256_sub_epi8(x, splat(b'0'));
+        let digit = _mm256_cmpeq_epi8(_mm256_min_epu8(offset, splat(9)), offset);
+        let backslash = _mm256_cmpeq_epi8(x, splat(b'\\'));
+        [
+            _mm256_movemask_epi8(quote),
+            _mm256_movemask_epi8(backslash),
+            _mm256_movemask_epi8(structural),
+            _mm256_movemask_epi8(breaks),
+            _mm256_movemask_epi8(control),
+            _mm256_movemask_epi8(x),
+            _mm256_movemask_epi8(digit),
+        ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Random blocks, weighted to the bytes JSON gives meaning to.
+    fn blocks() -> impl Iterator<Item = [u8; BLOCK]> {
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        let special = b"\"\\{}[]:, \t\n\r0123456789/-.eE\x00\x1f\x20\x7f\x80\xff\x5b\x5d\x7b\x7d\x2f\x3a";
+        (0..20_000).map(move |_| {
+            let mut block = [0u8; BLOCK];
+            for b in &mut block {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                *b = if x & 1 == 0 {
+                    special[(x >> 8) as usize % special.len()]
+                } else {
+                    (x >> 16) as u8
+                };
+            }
+            block
+        })
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn every_classifier_agrees_with_the_byte_at_a_time_one() {
+        let avx2 = std::is_x86_feature_detected!("avx2");
+        for block in blocks() {
+            let reference = Bytes::masks(&block);
+            assert_eq!(Sse2::masks(&block), reference, "{block:?}");
+            if avx2 {
+                assert_eq!(Avx2::masks(&block), reference, "{block:?}");
+            }
+        }
+    }
+}
