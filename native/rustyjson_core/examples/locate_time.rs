@@ -1,6 +1,7 @@
 //! Times the locator alone (`get`'s walk) reading `/meta/total` past a ~10 MB array, against the parser alone on
 //! the same document: `cargo run --release --example locate_time -- FILE...`. Each file's largest array is
-//! repeated to ~10 MB as `{"data": [...], "meta": {"total": n}}`, as `bench/pointer.exs` builds its documents.
+//! repeated to ~10 MB as `{"data": [...], "meta": {"total": n}}`, as `bench/pointer.exs` builds its documents
+//! (`RAW=1`: each file is such a document already).
 use rustyjson_core::parser::locate::{LocateOptions, Located, Locator};
 use rustyjson_core::parser::{parse, Builder, Str};
 use std::time::Instant;
@@ -56,17 +57,31 @@ fn best_of(rounds: usize, mut f: impl FnMut()) -> f64 {
 fn main() {
     let rounds: usize = std::env::var("ROUNDS").map_or(20, |r| r.parse().unwrap());
     for path in std::env::args().skip(1) {
-        let value: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
-        let items = largest(&value).expect("an array");
-        let one = serde_json::to_string(items).unwrap();
-        let copies = (10_000_000 / one.len()).max(1);
-        let body = vec![&one[1..one.len() - 1]; copies].join(",");
-        let doc = format!("{{\"data\":[{body}],\"meta\":{{\"total\":{}}}}}", items.len() * copies);
+        let text = std::fs::read(&path).unwrap();
+        let doc = if std::env::var("RAW").is_ok() {
+            String::from_utf8(text).unwrap()
+        } else {
+            let value: serde_json::Value = serde_json::from_slice(&text).unwrap();
+            let items = largest(&value).expect("an array");
+            let one = serde_json::to_string(items).unwrap();
+            let copies = (10_000_000 / one.len()).max(1);
+            let body = vec![&one[1..one.len() - 1]; copies].join(",");
+            format!(
+                "{{\"data\":[{body}],\"meta\":{{\"total\":{}}}}}",
+                items.len() * copies
+            )
+        };
         let parse_ms = best_of(rounds, || parse(doc.as_bytes(), &mut Nothing).unwrap());
         let locate_ms = best_of(rounds, || {
-            let mut l = Locator::new(&[vec![b"meta".to_vec(), b"total".to_vec()]], LocateOptions::default());
+            let mut l = Locator::new(
+                &[vec![b"meta".to_vec(), b"total".to_vec()]],
+                LocateOptions::default(),
+            );
             let mut pos = 0;
-            assert_eq!(l.run(doc.as_bytes(), &mut pos, usize::MAX, None, true), Ok(Located::Done));
+            assert_eq!(
+                l.run(doc.as_bytes(), &mut pos, usize::MAX, None, true),
+                Ok(Located::Done)
+            );
             assert!(l.found()[0].is_some());
         });
         println!(

@@ -94,7 +94,11 @@ static TRANSITIONS: [u64; 16] = {
     while class < 10 {
         let mut state = 0;
         while state < 9 {
-            let (column, enclosing) = if class >= 8 { (class - 2, 1) } else { (class, 0) };
+            let (column, enclosing) = if class >= 8 {
+                (class - 2, 1)
+            } else {
+                (class, 0)
+            };
             let mut next = NEXT[state][column];
             if next == CLOSED {
                 next = AFTER_IN_ARRAY + enclosing;
@@ -202,11 +206,17 @@ impl Skim {
     }
 
     /// Skims blocks until the container ends, the position passes `limit` at a block boundary, or a doubt.
-    pub(super) fn run(&mut self, input: &[u8], limit: usize, limits: Limits, decimals: bool) -> Skimmed {
+    pub(super) fn run(
+        &mut self,
+        input: &[u8],
+        limit: usize,
+        limits: Limits,
+        decimals: bool,
+    ) -> Skimmed {
         #[cfg(all(target_arch = "x86_64", not(feature = "portable")))]
         {
-            if std::is_x86_feature_detected!("avx2") {
-                // SAFETY: the CPU has AVX2.
+            if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("bmi2") {
+                // SAFETY: the CPU has AVX2 and BMI2.
                 return unsafe { self.run_avx2(input, limit, limits, decimals) };
             }
             self.run_with::<classify::Sse2>(input, limit, limits, decimals)
@@ -216,8 +226,14 @@ impl Skim {
     }
 
     #[cfg(all(target_arch = "x86_64", not(feature = "portable")))]
-    #[target_feature(enable = "avx2")]
-    unsafe fn run_avx2(&mut self, input: &[u8], limit: usize, limits: Limits, decimals: bool) -> Skimmed {
+    #[target_feature(enable = "avx2,bmi1,bmi2")]
+    unsafe fn run_avx2(
+        &mut self,
+        input: &[u8],
+        limit: usize,
+        limits: Limits,
+        decimals: bool,
+    ) -> Skimmed {
         self.run_with::<classify::Avx2>(input, limit, limits, decimals)
     }
 
@@ -291,12 +307,27 @@ impl Skim {
         let odd = scalar & !m.digit;
         let fast_int = limits.integer_bytes.min(18) as u32;
         let mut tokens = (m.structural & !in_string) | (quotes & in_string) | scalar_starts;
+        // Numbers and literals first, on their own: digits alone (no leading zero) within the block make a valid
+        // integer without a look at its bytes; anything else goes to `scalar_at`.
+        let mut starts = scalar_starts;
+        while starts != 0 {
+            let i = starts.trailing_zeros();
+            starts &= starts - 1;
+            let run = (!scalar >> i).trailing_zeros();
+            let digits_only = i + run < 64
+                && run <= fast_int
+                && (odd >> i) & ((1 << run) - 1) == 0
+                && (block[i as usize] != b'0' || run == 1);
+            if !digits_only {
+                scalar_at(input, base + i as usize, limits, decimals)?;
+            }
+        }
+        // Then the grammar: the state is a shift and a mask, the open containers' kinds a shift in or out.
         let (mut state, mut kinds, mut depth) = (self.state as u64, self.kinds, self.depth);
         while tokens != 0 {
             let i = tokens.trailing_zeros();
             tokens &= tokens - 1;
-            let c = block[i as usize];
-            let class = CLASS[c as usize];
+            let class = CLASS[block[i as usize] as usize];
             let closing = class >= CLOSE_ARRAY;
             // The enclosing container's kind (bit 1: bit 0 is the one a closing bracket closes).
             let index = class as usize + (closing as usize & (kinds >> 1) as usize & 1) * 2;
@@ -314,16 +345,6 @@ impl Skim {
                     if depth > self.room {
                         return None;
                     }
-                }
-            } else if class == SCALAR {
-                // Digits alone (no leading zero) within the block: a valid integer without a look at its bytes.
-                let run = (!scalar >> i).trailing_zeros();
-                let digits_only = i + run < 64
-                    && run <= fast_int
-                    && (odd >> i) & ((1 << run) - 1) == 0
-                    && (c != b'0' || run == 1);
-                if !digits_only {
-                    scalar_at(input, base + i as usize, limits, decimals)?;
                 }
             }
         }

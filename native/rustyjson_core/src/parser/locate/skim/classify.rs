@@ -25,7 +25,10 @@ pub(super) trait Classify {
 }
 
 /// A byte at a time.
-#[cfg_attr(all(target_arch = "x86_64", not(feature = "portable")), allow(dead_code))]
+#[cfg_attr(
+    all(target_arch = "x86_64", not(feature = "portable")),
+    allow(dead_code)
+)]
 pub(super) struct Bytes;
 
 impl Classify for Bytes {
@@ -41,7 +44,10 @@ impl Classify for Bytes {
                 b'0'..=b'9' => m.digit |= bit,
                 _ => {}
             }
-            if matches!(c, b'"' | b'{' | b'}' | b'[' | b']' | b':' | b',' | b' ' | b'\t' | b'\n' | b'\r') {
+            if matches!(
+                c,
+                b'"' | b'{' | b'}' | b'[' | b']' | b':' | b',' | b' ' | b'\t' | b'\n' | b'\r'
+            ) {
                 m.breaks |= bit;
             }
             if c < 0x20 {
@@ -184,7 +190,8 @@ mod tests {
     /// Random blocks, weighted to the bytes JSON gives meaning to.
     fn blocks() -> impl Iterator<Item = [u8; BLOCK]> {
         let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
-        let special = b"\"\\{}[]:, \t\n\r0123456789/-.eE\x00\x1f\x20\x7f\x80\xff\x5b\x5d\x7b\x7d\x2f\x3a";
+        let special =
+            b"\"\\{}[]:, \t\n\r0123456789/-.eE\x00\x1f\x20\x7f\x80\xff\x5b\x5d\x7b\x7d\x2f\x3a";
         (0..20_000).map(move |_| {
             let mut block = [0u8; BLOCK];
             for b in &mut block {

@@ -3,7 +3,7 @@
 //! skimmed without a doubt, in one run and paused at every block.
 
 use super::*;
-use crate::parser::{parse_value, Progress};
+use crate::parser::parse_value;
 
 fn skim_all(input: &[u8], limit_step: usize) -> Skimmed {
     let mut skim = Skim::new(0, usize::MAX, 0);
@@ -11,7 +11,10 @@ fn skim_all(input: &[u8], limit_step: usize) -> Skimmed {
     loop {
         match skim.run(input, limit, Limits::default(), false) {
             Skimmed::Paused(at) => {
-                assert!(at > limit && (at % BLOCK) == 0, "paused at {at}, limit {limit}");
+                assert!(
+                    at > limit && (at % BLOCK) == 0,
+                    "paused at {at}, limit {limit}"
+                );
                 limit = at + limit_step;
             }
             done => return done,
@@ -57,7 +60,7 @@ fn valid_containers_are_skimmed_to_the_parser_s_end() {
         // Shifted by a few bytes, and padded to cross blocks at every point.
         for pad in [0, 1, 31, 62, 63, 64, 65] {
             let padded = format!("[{}{}]", " ".repeat(pad), doc.trim());
-            for input in [&doc.trim()[..], &padded[..]] {
+            for input in [doc.trim(), &padded[..]] {
                 let expected = parsed_end(input.as_bytes()).unwrap_or(usize::MAX);
                 let outcome = skim_all(input.as_bytes(), 1);
                 // `1e400` is out of the float range: the parser's own check refuses it.
@@ -74,8 +77,21 @@ fn valid_containers_are_skimmed_to_the_parser_s_end() {
 #[test]
 fn strings_across_blocks_are_followed() {
     for len in [0, 1, 60, 61, 62, 63, 64, 65, 127, 128, 200] {
-        for tail in ["\\\"", "\\\\", "\\u00e9", "\\ud83d\\ude00", "é", "\"], [\"", "\\\"],["] {
-            let doc = format!("[\"{}{}\", 1, {{\"k\": \"{}\"}}]", "x".repeat(len), tail, "y".repeat(len));
+        for tail in [
+            "\\\"",
+            "\\\\",
+            "\\u00e9",
+            "\\ud83d\\ude00",
+            "é",
+            "\"], [\"",
+            "\\\"],[",
+        ] {
+            let doc = format!(
+                "[\"{}{}\", 1, {{\"k\": \"{}\"}}]",
+                "x".repeat(len),
+                tail,
+                "y".repeat(len)
+            );
             let end = parsed_end(doc.as_bytes()).expect(&doc);
             assert_eq!(skim_all(doc.as_bytes(), 1), Skimmed::Ended(end), "{doc:?}");
             assert_eq!(skim_all(doc.as_bytes(), usize::MAX), Skimmed::Ended(end));
@@ -98,21 +114,32 @@ fn json_test_suite_containers_are_never_wrongly_accepted() {
     let Ok(entries) = std::fs::read_dir(&dir) else {
         return;
     };
-    let mut ended = 0;
+    let (mut valid, mut valid_ended) = (0, 0);
     for entry in entries {
         let path = entry.unwrap().path();
         let data = std::fs::read(&path).unwrap();
         if matches!(data.first(), Some(b'[' | b'{')) {
-            if let Skimmed::Ended(_) = agrees(&data) {
-                ended += 1;
-            }
-            if path.file_name().unwrap().to_str().unwrap().starts_with("y_") {
-                let end = parsed_end(&data);
-                assert!(end.is_some());
+            let ended = matches!(agrees(&data), Skimmed::Ended(_));
+            if path
+                .file_name()
+                .unwrap()
+                .to_str()
+                .unwrap()
+                .starts_with("y_")
+            {
+                valid += 1;
+                valid_ended += ended as usize;
+                if !ended {
+                    println!("doubted: {path:?}");
+                }
             }
         }
     }
-    assert!(ended > 100, "{ended}");
+    // Valid containers are doubted only for what the skim leaves to the parser (nesting past 63 levels).
+    assert!(
+        valid > 50 && valid_ended + 2 >= valid,
+        "{valid_ended} of {valid}"
+    );
 }
 
 #[test]
@@ -184,8 +211,18 @@ fn invalid_tokens_are_doubted() {
     ] {
         for pad in [0, 60, 62, 63] {
             let doc = [&b"["[..], &vec![b' '; pad], bad, b"]"].concat();
-            assert_eq!(parsed_end(&doc), None, "{:?}", String::from_utf8_lossy(&doc));
-            assert_eq!(skim_all(&doc, 1), Skimmed::Doubt, "{:?}", String::from_utf8_lossy(&doc));
+            assert_eq!(
+                parsed_end(&doc),
+                None,
+                "{:?}",
+                String::from_utf8_lossy(&doc)
+            );
+            assert_eq!(
+                skim_all(&doc, 1),
+                Skimmed::Doubt,
+                "{:?}",
+                String::from_utf8_lossy(&doc)
+            );
         }
     }
 }
