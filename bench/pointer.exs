@@ -2,7 +2,7 @@
 # RustyJson.Stream.decode_array/2 with `at:` over an envelope against decode_array/2 of the same items as a
 # top-level array (bench/notes/96-pointer.md).
 # Run: taskset -c 1 mix run bench/pointer.exs   ROUNDS=n (default 15); RUSTYJSON_BENCH_DATA for the documents
-# (default ../shared/data/bench, read in place, never copied).
+# (default ../shared/data/bench, read in place, never copied); DUMP_DIR=dir also writes the ~10 MB documents there.
 Code.require_file("harness.exs", __DIR__)
 
 defmodule RustyJson.Bench.Pointer do
@@ -36,6 +36,7 @@ defmodule RustyJson.Bench.Pointer do
 
       {:ok, total} = RustyJson.get(json, "/meta/total")
       ^total = length(items)
+      dump(name, json)
 
       stats =
         Harness.compare(
@@ -95,6 +96,14 @@ defmodule RustyJson.Bench.Pointer do
   end
 
   # Records as a paginated API lists them: ids, names, timestamps, amounts, a nested address, tags.
+  # DUMP_DIR=dir writes each document there (for bench/pointer_simdjson.py, the reference outside the BEAM).
+  defp dump(name, json) do
+    case System.get_env("DUMP_DIR") do
+      nil -> :ok
+      dir -> File.write!(Path.join(dir, String.replace(name, ~r/[^a-z0-9]+/i, "_") <> ".json"), json)
+    end
+  end
+
   defp records do
     Stream.iterate(1, &(&1 + 1))
     |> Stream.map(&record/1)

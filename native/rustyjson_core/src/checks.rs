@@ -6,6 +6,7 @@ use crate::buffer::Buffer;
 use crate::escape::{write_string, Mode};
 use crate::intern::{ExpectedKey, KeyCache};
 use crate::number::{write_f64, write_i64, write_u64};
+use crate::parser::locate::{LocateOptions, Locator};
 use crate::parser::{parse, Builder, ParseError, Str};
 
 /// The string writer, in every escape mode: it rejects exactly invalid UTF-8 (at the first bad sequence), and for
@@ -169,7 +170,8 @@ impl Builder for Keys<'_> {
 /// The parser on arbitrary bytes: it never panics, every error position lies within the input, and it accepts
 /// exactly what serde_json accepts, where the two are meant to agree (nesting under 100, which serde_json
 /// limits, and no number long enough for Jason's 1024-byte integer limit or f64 overflow rules to differ). With
-/// the key cache and its expected keys, it reads the same keys and fails the same way as without.
+/// the key cache and its expected keys, it reads the same keys and fails the same way as without. `get`'s locator
+/// agrees with it.
 pub fn check_parse(data: &[u8]) {
     let mut scanned = Keys::new(data, false);
     let mut cached = Keys::new(data, true);
@@ -186,6 +188,20 @@ pub fn check_parse(data: &[u8]) {
             unreachable!("repeated keys are allowed by default")
         }
         Err(ParseError::LongToken(_)) => unreachable!("parse pauses before long strings"),
+    }
+    // The locator, with no path (the whole document skimmed) and one into it (the containers inside skimmed),
+    // gives the parser's verdict at the parser's position.
+    for pointers in [&[][..], &[vec![b"0".to_vec()]][..]] {
+        let mut locator = Locator::new(pointers, LocateOptions::default());
+        let located = locator
+            .run(data, &mut 0, usize::MAX, None, true)
+            .map(|_| ());
+        assert_eq!(
+            located,
+            ours,
+            "locator on {:?}",
+            String::from_utf8_lossy(data)
+        );
     }
     if comparable_with_serde(data) {
         let theirs = serde_json::from_slice::<serde_json::Value>(data);
