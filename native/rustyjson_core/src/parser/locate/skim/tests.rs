@@ -226,3 +226,4 @@ fn invalid_tokens_are_doubted() {
         }
     }
 }
+
