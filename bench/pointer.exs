@@ -99,8 +99,11 @@ defmodule RustyJson.Bench.Pointer do
   # DUMP_DIR=dir writes each document there (for bench/pointer_simdjson.py, the reference outside the BEAM).
   defp dump(name, json) do
     case System.get_env("DUMP_DIR") do
-      nil -> :ok
-      dir -> File.write!(Path.join(dir, String.replace(name, ~r/[^a-z0-9]+/i, "_") <> ".json"), json)
+      nil ->
+        :ok
+
+      dir ->
+        File.write!(Path.join(dir, String.replace(name, ~r/[^a-z0-9]+/i, "_") <> ".json"), json)
     end
   end
 

@@ -38,7 +38,15 @@ defmodule RustyJson.Native do
     end
   end
 
-  defp handle_load(:ok), do: learn_map_order()
+  defp handle_load(:ok) do
+    learn_map_order()
+
+    # Here, before any other process can call the module, and on a dirty CPU scheduler: learning takes about a
+    # millisecond, which the first encode or decode would otherwise spend on a normal one.
+    learn_layout()
+    :ok
+  end
+
   defp handle_load({:error, message}), do: remember_failure(message)
 
   @doc false
@@ -76,15 +84,15 @@ defmodule RustyJson.Native do
   @doc """
   What the NIF learned of the running VM: its OTP release and whether each fast path is on.
 
-  Each fast path rests on a term layout the NIF learns from terms the running VM makes and checks once
-  (`native/rustyjson_nif/src/term/`): `heap_binaries`, `flat_maps`, `small_integers` and `floats` (terms the
-  decoder writes directly), `env_heap` (the memory for them taken from the caller's heap by moving its top, as
-  erl_nif does itself, and the unused rest given back), `hash_maps` (large objects written from the VM's own trie), `encode_reads` (terms
-  the encoder reads by their bits), `binary_reads` (short binaries the encoder reads by their bits),
-  `hash_map_reads` (maps of more than 32 keys the encoder reads from their tries, not through the NIF iterator) and
-  `map_order` (the direction in which the VM lists maps of more than 32 keys). A path whose layout does not
-  hold is off, and the plain erl_nif calls do its work. `RUSTYJSON_FAST_PATHS=off` in the VM's
-  environment switches them all off.
+  Each fast path rests on a term layout the NIF learns from terms the running VM makes and checks once, when the
+  library loads, on a dirty CPU scheduler (`native/rustyjson_nif/src/term/`): `heap_binaries`, `flat_maps`,
+  `small_integers` and `floats` (terms the decoder writes directly), `env_heap` (the memory for them taken from the
+  caller's heap by moving its top, as erl_nif does itself, and the unused rest given back), `hash_maps` (large
+  objects written from the VM's own trie), `encode_reads` (terms the encoder reads by their bits), `binary_reads`
+  (short binaries the encoder reads by their bits), `hash_map_reads` (maps of more than 32 keys the encoder reads
+  from their tries, not through the NIF iterator) and `map_order` (the direction in which the VM lists maps of more
+  than 32 keys). A path whose layout does not hold is off, and the plain erl_nif calls do its work.
+  `RUSTYJSON_FAST_PATHS=off` in the VM's environment switches them all off.
   """
   @spec info() :: %{otp_release: String.t(), fast_paths: %{atom() => boolean()}}
   def info do
@@ -96,6 +104,14 @@ defmodule RustyJson.Native do
 
   @doc false
   def fast_paths, do: not_loaded()
+
+  @doc false
+  # `fast_paths/0` on a dirty CPU scheduler, which learns the term layout if nothing did yet (called at load).
+  def learn_layout, do: not_loaded()
+
+  @doc false
+  # The kind of scheduler that learned the term layout (`:dirty_cpu` when loading did), or nil when not yet.
+  def layout_learned_on, do: not_loaded()
 
   @doc false
   def encode(_term, _opts), do: not_loaded()

@@ -17,6 +17,18 @@ defmodule RustyJson.NativeTest do
     assert info.fast_paths == Map.new(@fast_paths, &{&1, on?})
   end
 
+  test "loading learns the term layout on a dirty CPU scheduler, before any call needs it" do
+    # A fresh VM: in this one other tests may have called the NIF first. Its first call of the module loads it
+    # (running `@on_load`) and then asks where the layout was learned; nil would mean the first encode or decode
+    # learns it, on a normal scheduler.
+    ebin = Path.dirname(:code.which(RustyJson))
+    script = "IO.write(inspect(RustyJson.Native.layout_learned_on()))"
+
+    {output, status} = System.cmd("elixir", ["-pa", ebin, "-e", script], stderr_to_stdout: true)
+
+    assert {status, output} == {0, ":dirty_cpu"}
+  end
+
   test "RUSTYJSON_FAST_PATHS=off switches every fast path off, and results stay the same", %{
     tmp_dir: tmp
   } do

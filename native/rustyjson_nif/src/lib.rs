@@ -148,11 +148,35 @@ fn learn_map_order<'a>(env: Env<'a>, map: Term<'a>, keys: Term<'a>) -> Term<'a> 
 /// What the NIF learned of the running VM (`term`): each fast path's state, as `{name, on?}` pairs.
 #[rustler::nif]
 fn fast_paths<'a>(env: Env<'a>) -> Term<'a> {
+    fast_path_pairs(env)
+}
+
+/// `fast_paths/0` on a dirty CPU scheduler, called once at load: learning the layout takes about a millisecond,
+/// which no normal scheduler should spend.
+#[rustler::nif(schedule = "DirtyCpu")]
+fn learn_layout<'a>(env: Env<'a>) -> Term<'a> {
+    fast_path_pairs(env)
+}
+
+/// Each fast path's state as `{name, on?}` pairs (learning the layout first, if nothing did yet).
+fn fast_path_pairs<'a>(env: Env<'a>) -> Term<'a> {
     let paths: Vec<(rustler::Atom, bool)> = term::fast_paths(env.as_c_arg())
         .into_iter()
         .map(|(name, on)| (rustler::Atom::from_str(env, name).expect("an atom"), on))
         .collect();
     paths.encode(env)
+}
+
+/// The kind of scheduler that learned the layout (`:normal`, `:dirty_cpu`, ...), or nil when not yet: for the
+/// test that loading learns it on a dirty CPU scheduler.
+#[rustler::nif]
+fn layout_learned_on(env: Env<'_>) -> Term<'_> {
+    match term::learned_on() {
+        Some(name) => rustler::Atom::from_str(env, name)
+            .expect("an atom")
+            .encode(env),
+        None => rustler::types::atom::nil().encode(env),
+    }
 }
 
 /// `RustyJson.Stream`: a splitter for `:documents` or `:array_items` (a resource).

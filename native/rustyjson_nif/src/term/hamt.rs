@@ -259,7 +259,7 @@ unsafe fn read_node(
 
 /// Whether [`read_pairs`] lists maps as the VM's NIF iterator does from its head: maps of 33 to 1,000 keys
 /// (three levels of nodes) built by the VM, each pair compared. Integer keys: nothing to allocate for them, and
-/// the trie's layout does not depend on the keys' type. (At the first call: about 0.3 ms here.)
+/// the trie's layout does not depend on the keys' type. (Once, at load: about 0.3 ms here.)
 ///
 /// # Safety
 /// `env` must be a live NIF environment.

@@ -1,11 +1,14 @@
 //! Everything the NIF knows about how the running VM lays out terms, for reading them (encode) and for writing
 //! them (decode), and the fast paths built on that knowledge.
 //!
-//! Each fact is learned from terms the running VM makes (`enif_make_*`), checked once, on the first call that
-//! needs it, and each fast path is switched on or off on its own: a layout no release has shown yet turns off
-//! only the paths that depend on it, and the plain erl_nif calls do that work. Nothing here is assumed of a
-//! release; only the 64-bit word is (a 32-bit VM gets no fast path). `RUSTYJSON_FAST_PATHS=off` in the VM's
-//! environment switches every one off (the test suite runs once that way too).
+//! Each fact is learned from terms the running VM makes (`enif_make_*`) and checked once, when the library loads:
+//! `RustyJson.Native` calls `learn_layout/0` on a dirty CPU scheduler before any other call can need it, since
+//! learning takes about a millisecond, too long for a normal scheduler. Should that call not have run, the first
+//! call that needs the layout learns it, on its own scheduler. Each fast path is switched on or off on its own: a
+//! layout no release has shown yet turns off only the paths that depend on it, and the plain erl_nif calls do
+//! that work. Nothing here is assumed of a release; only the 64-bit word is (a 32-bit VM gets no fast path).
+//! `RUSTYJSON_FAST_PATHS=off` in the VM's environment switches every one off (the test suite runs once that way
+//! too).
 //!
 //! - [`read`]: immediates, list cells, floats, flat maps and heap binaries read by their bits (encode).
 //! - [`write`]: heap binaries, flat maps, small integers and floats written into memory the VM hands out (decode).
@@ -20,14 +23,19 @@ pub mod write;
 
 use rustler::sys::{
     enif_make_double, enif_make_int64, enif_make_list_cell, enif_make_list_from_array,
-    enif_make_new_binary, ErlNifEnv, ErlNifTerm,
+    enif_make_new_binary, enif_thread_type, ErlNifEnv, ErlNifTerm, ERL_NIF_THR_DIRTY_CPU_SCHEDULER,
+    ERL_NIF_THR_DIRTY_IO_SCHEDULER, ERL_NIF_THR_NORMAL_SCHEDULER, ERL_NIF_THR_UNDEFINED,
 };
+use std::ffi::c_int;
 use std::sync::OnceLock;
 
 type T = ErlNifTerm;
 
 /// What was learned of the running VM: one set of facts per fast path, `None` (or off) where they do not hold.
 pub struct Layout {
+    /// The kind of scheduler thread that learned it (`enif_thread_type`), for the test that it is learned at
+    /// load on a dirty CPU scheduler, not by the first call on a normal one.
+    pub learned_on: c_int,
     pub reads: read::Reads,
     pub writes: write::Writes,
     /// The low six bits of every map header (flat and hash), for [`hamt`]; `None`: hash maps are the VM's.
@@ -39,10 +47,22 @@ pub struct Layout {
 
 static LAYOUT: OnceLock<Layout> = OnceLock::new();
 
-/// The running VM's layout, learned on the first call (with that call's environment to make terms in).
+/// The running VM's layout: learned at load (`learn_layout/0`, dirty), else by this call (with its environment
+/// to make terms in).
 #[inline]
 pub fn layout(env: *mut ErlNifEnv) -> &'static Layout {
     LAYOUT.get_or_init(|| learn(env))
+}
+
+/// The kind of scheduler thread that learned the layout, or `None` if it is not learned yet.
+pub fn learned_on() -> Option<&'static str> {
+    let name = match LAYOUT.get()?.learned_on {
+        ERL_NIF_THR_NORMAL_SCHEDULER => "normal",
+        ERL_NIF_THR_DIRTY_CPU_SCHEDULER => "dirty_cpu",
+        ERL_NIF_THR_DIRTY_IO_SCHEDULER => "dirty_io",
+        _ => "undefined",
+    };
+    Some(name)
 }
 
 /// Whether `RUSTYJSON_FAST_PATHS=off` switched every fast path off.
@@ -52,7 +72,17 @@ pub fn forced_off() -> bool {
 
 #[cold]
 fn learn(env: *mut ErlNifEnv) -> Layout {
+    Layout {
+        // Where it ran, for `layout_learned_on/0`.
+        // SAFETY: called on a VM thread (a NIF's).
+        learned_on: unsafe { enif_thread_type() },
+        ..learn_facts(env)
+    }
+}
+
+fn learn_facts(env: *mut ErlNifEnv) -> Layout {
     const OFF: Layout = Layout {
+        learned_on: ERL_NIF_THR_UNDEFINED,
         reads: read::Reads::OFF,
         writes: write::Writes::OFF,
         hash_maps: None,
@@ -71,6 +101,8 @@ fn learn(env: *mut ErlNifEnv) -> Layout {
         let hash_maps = hamt::Tags::learn(env, primary);
         let hash_map_reads = hash_maps.filter(|tags| hamt::check_reads(env, tags));
         Layout {
+            // [`learn`] sets it.
+            learned_on: ERL_NIF_THR_UNDEFINED,
             reads,
             writes,
             hash_maps,

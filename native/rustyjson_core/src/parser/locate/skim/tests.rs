@@ -226,4 +226,3 @@ fn invalid_tokens_are_doubted() {
         }
     }
 }
-
