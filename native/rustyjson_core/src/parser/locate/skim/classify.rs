@@ -61,10 +61,10 @@ impl Classify for Bytes {
     }
 }
 
-#[cfg(target_arch = "x86_64")]
+#[cfg(all(target_arch = "x86_64", not(feature = "portable")))]
 pub(super) use x86::{Avx2, Sse2};
 
-#[cfg(target_arch = "x86_64")]
+#[cfg(all(target_arch = "x86_64", not(feature = "portable")))]
 mod x86 {
     use super::{Classify, Masks, BLOCK};
     use std::arch::x86_64::*;
@@ -188,6 +188,7 @@ mod tests {
     use super::*;
 
     /// Random blocks, weighted to the bytes JSON gives meaning to.
+    #[cfg_attr(any(not(target_arch = "x86_64"), feature = "portable"), allow(dead_code))]
     fn blocks() -> impl Iterator<Item = [u8; BLOCK]> {
         let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
         let special =
@@ -208,7 +209,7 @@ mod tests {
         })
     }
 
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(all(target_arch = "x86_64", not(feature = "portable")))]
     #[test]
     fn every_classifier_agrees_with_the_byte_at_a_time_one() {
         let avx2 = std::is_x86_feature_detected!("avx2");
