@@ -188,7 +188,10 @@ mod tests {
     use super::*;
 
     /// Random blocks, weighted to the bytes JSON gives meaning to.
-    #[cfg_attr(any(not(target_arch = "x86_64"), feature = "portable"), allow(dead_code))]
+    #[cfg_attr(
+        any(not(target_arch = "x86_64"), feature = "portable"),
+        allow(dead_code)
+    )]
     fn blocks() -> impl Iterator<Item = [u8; BLOCK]> {
         let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
         let special =
