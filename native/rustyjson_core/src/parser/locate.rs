@@ -284,7 +284,7 @@ impl Locator {
                             if wanted.is_none() && !self.options.stream && self.unskimmed.is_none()
                             {
                                 let room = p.max_depth - self.frames.len();
-                                let skim = Skim::new(start, room, self.utf8_to);
+                                let skim = Skim::new(start, room, self.utf8_to, self.options);
                                 if let Some(paused) = self.skim(p, skim, limit) {
                                     return Ok(paused);
                                 }
@@ -391,7 +391,7 @@ impl Locator {
     /// (`next` is then [`Next::After`]), `Some(Paused)` past `limit`; on a doubt, back at its opening bracket,
     /// which the token walk then enters.
     fn skim(&mut self, p: &mut Parser, mut skim: Skim, limit: usize) -> Option<Located> {
-        let skimmed = skim.run(p.input, limit, self.options.limits, self.options.decimals);
+        let skimmed = skim.run(p.input, limit);
         self.utf8_to = skim.utf8_to;
         match skimmed {
             Skimmed::Ended(end) => {

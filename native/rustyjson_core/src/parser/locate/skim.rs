@@ -9,7 +9,7 @@
 //! bytes past the container's end) costs only time. It is resumable at every block, so a NIF slice can end in
 //! the middle of a large array.
 
-use super::{Limits, Parser, Skip};
+use super::{LocateOptions, Parser, Skip};
 
 mod classify;
 use classify::{Classify, Masks, BLOCK};
@@ -125,6 +125,8 @@ pub(super) enum Skimmed {
 /// A skim of the container whose opening bracket is at `start`, carried between slices.
 pub(super) struct Skim {
     pub(super) start: usize,
+    /// The nesting and integer limits, and whether floats out of range are valid.
+    options: LocateOptions,
     /// The next block's first byte.
     next: usize,
     /// All ones when the previous block ended inside a string.
@@ -188,9 +190,10 @@ fn escaped(backslash: u64, carry: &mut bool) -> u64 {
 impl Skim {
     /// A skim of the container opened at `input[start]`, with `room` containers allowed open at once (at least 1);
     /// `utf8_to`: the input before it is known to be UTF-8 (a character boundary).
-    pub(super) fn new(start: usize, room: usize, utf8_to: usize) -> Self {
+    pub(super) fn new(start: usize, room: usize, utf8_to: usize, options: LocateOptions) -> Self {
         Skim {
             start,
+            options,
             next: start,
             in_string: 0,
             escaping: false,
@@ -206,45 +209,27 @@ impl Skim {
     }
 
     /// Skims blocks until the container ends, the position passes `limit` at a block boundary, or a doubt.
-    pub(super) fn run(
-        &mut self,
-        input: &[u8],
-        limit: usize,
-        limits: Limits,
-        decimals: bool,
-    ) -> Skimmed {
+    pub(super) fn run(&mut self, input: &[u8], limit: usize) -> Skimmed {
         #[cfg(all(target_arch = "x86_64", not(feature = "portable")))]
         {
             if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("bmi2") {
                 // SAFETY: the CPU has AVX2 and BMI2.
-                return unsafe { self.run_avx2(input, limit, limits, decimals) };
+                return unsafe { self.run_avx2(input, limit) };
             }
-            self.run_with::<classify::Sse2>(input, limit, limits, decimals)
+            self.run_with::<classify::Sse2>(input, limit)
         }
         #[cfg(any(not(target_arch = "x86_64"), feature = "portable"))]
-        self.run_with::<classify::Bytes>(input, limit, limits, decimals)
+        self.run_with::<classify::Bytes>(input, limit)
     }
 
     #[cfg(all(target_arch = "x86_64", not(feature = "portable")))]
     #[target_feature(enable = "avx2,bmi1,bmi2")]
-    unsafe fn run_avx2(
-        &mut self,
-        input: &[u8],
-        limit: usize,
-        limits: Limits,
-        decimals: bool,
-    ) -> Skimmed {
-        self.run_with::<classify::Avx2>(input, limit, limits, decimals)
+    unsafe fn run_avx2(&mut self, input: &[u8], limit: usize) -> Skimmed {
+        self.run_with::<classify::Avx2>(input, limit)
     }
 
     #[inline(always)]
-    fn run_with<C: Classify>(
-        &mut self,
-        input: &[u8],
-        limit: usize,
-        limits: Limits,
-        decimals: bool,
-    ) -> Skimmed {
+    fn run_with<C: Classify>(&mut self, input: &[u8], limit: usize) -> Skimmed {
         let mut padded: [u8; BLOCK];
         loop {
             let base = self.next;
@@ -265,7 +250,7 @@ impl Skim {
                 }
             };
             self.next = base + BLOCK;
-            match self.block(input, base, block, C::masks(block), limits, decimals) {
+            match self.block(input, base, block, C::masks(block)) {
                 Some(None) => {}
                 Some(Some(end)) => return Skimmed::Ended(end),
                 None => return Skimmed::Doubt,
@@ -282,8 +267,6 @@ impl Skim {
         base: usize,
         block: &[u8; BLOCK],
         m: Masks,
-        limits: Limits,
-        decimals: bool,
     ) -> Option<Option<usize>> {
         let escaped = escaped(m.backslash, &mut self.escaping);
         let quotes = m.quote & !escaped;
@@ -305,7 +288,7 @@ impl Skim {
         self.in_scalar = scalar >> 63 != 0;
         // Scalar bytes that are not digits: a run with none (and no leading zero) is a valid integer.
         let odd = scalar & !m.digit;
-        let fast_int = limits.integer_bytes.min(18) as u32;
+        let fast_int = self.options.limits.integer_bytes.min(18) as u32;
         let mut tokens = (m.structural & !in_string) | (quotes & in_string) | scalar_starts;
         // Numbers and literals first, on their own: digits alone (no leading zero) within the block make a valid
         // integer without a look at its bytes; anything else goes to `scalar_at`.
@@ -319,7 +302,7 @@ impl Skim {
                 && (odd >> i) & ((1 << run) - 1) == 0
                 && (block[i as usize] != b'0' || run == 1);
             if !digits_only {
-                scalar_at(input, base + i as usize, limits, decimals)?;
+                scalar_at(input, base + i as usize, &self.options)?;
             }
         }
         // Then the grammar: the state is a shift and a mask, the open containers' kinds a shift in or out.
@@ -407,12 +390,12 @@ impl Skim {
 /// Checks the number or literal starting at `input[at]` (not whitespace, punctuation or a quote) and that it
 /// ends the run of such bytes; simple integers and fractions here, the rest by the parser's own number.
 #[inline(never)]
-fn scalar_at(input: &[u8], at: usize, limits: Limits, decimals: bool) -> Option<()> {
+fn scalar_at(input: &[u8], at: usize, options: &LocateOptions) -> Option<()> {
     let end = match input[at] {
         b't' => literal(input, at, b"true")?,
         b'f' => literal(input, at, b"false")?,
         b'n' => literal(input, at, b"null")?,
-        _ => number(input, at, limits, decimals)?,
+        _ => number(input, at, options)?,
     };
     match input.get(end) {
         None => Some(()),
@@ -427,7 +410,7 @@ fn literal(input: &[u8], at: usize, word: &[u8]) -> Option<usize> {
 }
 
 #[inline(always)]
-fn number(input: &[u8], at: usize, limits: Limits, decimals: bool) -> Option<usize> {
+fn number(input: &[u8], at: usize, options: &LocateOptions) -> Option<usize> {
     // Runs of digits stop at the scan's cap: a longer number is the token walk's.
     let cap = input.len().min(at + LONG_SCALAR);
     let digits = |mut i: usize| {
@@ -443,7 +426,7 @@ fn number(input: &[u8], at: usize, limits: Limits, decimals: bool) -> Option<usi
         _ => return None,
     }
     match input.get(i) {
-        Some(b'e' | b'E') => exact_number(input, at, limits, decimals),
+        Some(b'e' | b'E') => exact_number(input, at, options),
         Some(b'.') => {
             let fraction = i + 1;
             i = digits(fraction);
@@ -452,19 +435,19 @@ fn number(input: &[u8], at: usize, limits: Limits, decimals: bool) -> Option<usi
             }
             // Without an exponent, fewer than 300 integer digits are always within the float range.
             if matches!(input.get(i), Some(b'e' | b'E')) || fraction - at > 300 {
-                return exact_number(input, at, limits, decimals);
+                return exact_number(input, at, options);
             }
             Some(i)
         }
-        _ if i - at <= 18 && i - at <= limits.integer_bytes => Some(i),
-        _ => exact_number(input, at, limits, decimals),
+        _ if i - at <= 18 && i - at <= options.limits.integer_bytes => Some(i),
+        _ => exact_number(input, at, options),
     }
 }
 
 /// A number the fast check leaves alone (an exponent, a long integer): the parser's own, which knows the digit
 /// limit and the float range.
 #[cold]
-fn exact_number(input: &[u8], at: usize, limits: Limits, decimals: bool) -> Option<usize> {
+fn exact_number(input: &[u8], at: usize, options: &LocateOptions) -> Option<usize> {
     let end = input[at..]
         .iter()
         .take(LONG_SCALAR + 1)
@@ -473,7 +456,8 @@ fn exact_number(input: &[u8], at: usize, limits: Limits, decimals: bool) -> Opti
     if end - at > LONG_SCALAR {
         return None;
     }
-    let mut p = Parser::new(input, at, limits, true);
+    let mut p = Parser::new(input, at, options.limits, true);
+    let decimals = options.decimals;
     p.number(&mut Skip { decimals }).ok()?;
     Some(p.pos)
 }

@@ -223,31 +223,44 @@ fn json_test_suite_verdicts_and_positions_are_the_parser_s() {
     assert!(checked > 300);
 }
 
-#[test]
-fn mutated_documents_give_the_parser_s_verdict() {
-    let specials = b"\"\\{}[]:,.-+eE0123456789 \t\n\x00\x1f\x7f\x80\xbf\xc3\xed\xf0\xf4\xffu";
+/// `count` variants of `base`, each with one to three edits: a byte replaced by one JSON gives meaning to (or an
+/// invalid one), a byte removed, or (`cut`) the rest cut off, else a byte inserted. Deterministic (xorshift).
+pub(super) fn mutations(
+    base: &[u8],
+    count: usize,
+    cut: bool,
+) -> impl Iterator<Item = Vec<u8>> + '_ {
+    let specials = b"\"\\{}[]:,.-+eE0123456789 \t\n\x00\x1f\x7f\x80\xbf\xc3\xed\xf0\xf4\xffuntrfl";
     let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
-    let mut next = |n: usize| {
+    let mut next = move |n: usize| {
         x ^= x << 13;
         x ^= x >> 7;
         x ^= x << 17;
         (x % n as u64) as usize
     };
-    for _ in 0..20_000 {
-        let mut doc = DOC.as_bytes().to_vec();
+    (0..count).map(move |_| {
+        let mut doc = base.to_vec();
         for _ in 0..1 + next(3) {
+            if doc.is_empty() {
+                break;
+            }
             let at = next(doc.len());
             match next(3) {
                 0 => doc[at] = specials[next(specials.len())],
                 1 => {
                     doc.remove(at);
                 }
-                _ => doc.truncate(at),
-            }
-            if doc.is_empty() {
-                break;
+                _ if cut => doc.truncate(at),
+                _ => doc.insert(at, specials[next(specials.len())]),
             }
         }
+        doc
+    })
+}
+
+#[test]
+fn mutated_documents_give_the_parser_s_verdict() {
+    for doc in mutations(DOC.as_bytes(), 20_000, true) {
         let whole = parsed(&doc).map(|_| ());
         let found = locate(&doc, &["/data/0", "/meta/total"], LocateOptions::default()).map(|_| ());
         assert_eq!(whole, found, "{:?}", String::from_utf8_lossy(&doc));

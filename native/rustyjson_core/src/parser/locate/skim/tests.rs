@@ -3,13 +3,14 @@
 //! skimmed without a doubt, in one run and paused at every block.
 
 use super::*;
+use crate::parser::locate::LocateOptions;
 use crate::parser::parse_value;
 
 fn skim_all(input: &[u8], limit_step: usize) -> Skimmed {
-    let mut skim = Skim::new(0, usize::MAX, 0);
+    let mut skim = Skim::new(0, usize::MAX, 0, LocateOptions::default());
     let mut limit = limit_step;
     loop {
-        match skim.run(input, limit, Limits::default(), false) {
+        match skim.run(input, limit) {
             Skimmed::Paused(at) => {
                 assert!(
                     at > limit && (at % BLOCK) == 0,
@@ -102,7 +103,7 @@ fn strings_across_blocks_are_followed() {
 #[test]
 fn the_nesting_limit_is_a_doubt() {
     let doc = b"[[[1]]]";
-    let run = |room| Skim::new(0, room, 0).run(doc, usize::MAX, Limits::default(), false);
+    let run = |room| Skim::new(0, room, 0, LocateOptions::default()).run(doc, usize::MAX);
     assert_eq!(run(3), Skimmed::Ended(7));
     assert_eq!(run(2), Skimmed::Doubt);
 }
@@ -148,27 +149,8 @@ fn mutated_containers_are_never_wrongly_accepted() {
         "{{\"data\": [{}], \"meta\": {{\"t\": 2}}}}",
         VALID[1..5].join(", ")
     );
-    let specials = b"\"\\{}[]:,.-+eE0123456789 \t\n\x00\x1f\x7f\x80\xbf\xc3\xed\xf0\xf4\xffuntrfl";
-    let mut x: u64 = 0x2545_F491_4F6C_DD1D;
-    let mut next = |n: usize| {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        (x % n as u64) as usize
-    };
     let mut ended = 0;
-    for _ in 0..50_000 {
-        let mut doc = base.as_bytes().to_vec();
-        for _ in 0..1 + next(3) {
-            let at = next(doc.len());
-            match next(3) {
-                0 => doc[at] = specials[next(specials.len())],
-                1 => {
-                    doc.remove(at);
-                }
-                _ => doc.insert(at, specials[next(specials.len())]),
-            }
-        }
+    for doc in super::super::tests::mutations(base.as_bytes(), 50_000, false) {
         if doc.first() == Some(&b'{') && matches!(agrees(&doc), Skimmed::Ended(_)) {
             ended += 1;
         }
