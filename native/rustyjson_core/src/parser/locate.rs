@@ -281,7 +281,10 @@ impl Locator {
                             let wanted = node.filter(|&n| {
                                 self.paths.has_children(n) || !self.paths.targets(n).is_empty()
                             });
-                            if wanted.is_none() && !self.options.stream && self.unskimmed.is_none()
+                            if skim::SKIMS
+                                && wanted.is_none()
+                                && !self.options.stream
+                                && self.unskimmed.is_none()
                             {
                                 let room = p.max_depth - self.frames.len();
                                 let skim = Skim::new(start, room, self.utf8_to, self.options);

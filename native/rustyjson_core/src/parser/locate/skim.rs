@@ -111,6 +111,14 @@ static TRANSITIONS: [u64; 16] = {
     t
 };
 
+/// Whether skims are worth trying: where blocks are classified with SIMD (x86-64, aarch64). Elsewhere, and with
+/// the `portable` feature, the locator walks everything token by token (a skim classifying byte by byte is slower
+/// than that walk); the skim itself is tested there all the same.
+pub(super) const SKIMS: bool = cfg!(all(
+    any(target_arch = "x86_64", target_arch = "aarch64"),
+    not(feature = "portable")
+));
+
 /// Where [`Skim::run`] stopped.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(super) enum Skimmed {
@@ -218,7 +226,12 @@ impl Skim {
             }
             self.run_with::<classify::Sse2>(input, limit)
         }
-        #[cfg(any(not(target_arch = "x86_64"), feature = "portable"))]
+        #[cfg(all(target_arch = "aarch64", not(feature = "portable")))]
+        return self.run_with::<classify::Neon>(input, limit);
+        #[cfg(any(
+            not(any(target_arch = "x86_64", target_arch = "aarch64")),
+            feature = "portable"
+        ))]
         self.run_with::<classify::Bytes>(input, limit)
     }
 

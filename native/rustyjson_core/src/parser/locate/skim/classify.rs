@@ -1,5 +1,6 @@
 //! A block's 64 bytes as bit masks, one bit per byte: with AVX2 (32 bytes an instruction, chosen at run time),
-//! SSE2 (part of x86-64) or byte by byte (other architectures, and the reference the others are tested against).
+//! SSE2 (part of x86-64), NEON (part of aarch64), or byte by byte (the reference the others are tested against;
+//! too slow to skim with, so the locator does not skim where it is all there is).
 
 pub(super) const BLOCK: usize = 64;
 
@@ -26,7 +27,10 @@ pub(super) trait Classify {
 
 /// A byte at a time.
 #[cfg_attr(
-    all(target_arch = "x86_64", not(feature = "portable")),
+    all(
+        any(target_arch = "x86_64", target_arch = "aarch64"),
+        not(feature = "portable")
+    ),
     allow(dead_code)
 )]
 pub(super) struct Bytes;
@@ -63,6 +67,75 @@ impl Classify for Bytes {
 
 #[cfg(all(target_arch = "x86_64", not(feature = "portable")))]
 pub(super) use x86::{Avx2, Sse2};
+
+#[cfg(all(target_arch = "aarch64", not(feature = "portable")))]
+pub(super) use arm::Neon;
+
+#[cfg(all(target_arch = "aarch64", not(feature = "portable")))]
+mod arm {
+    use super::{Classify, Masks, BLOCK};
+    use std::arch::aarch64::*;
+
+    /// 16 bytes an instruction (NEON is part of aarch64).
+    pub struct Neon;
+
+    impl Classify for Neon {
+        #[inline(always)]
+        #[allow(unused_unsafe)]
+        fn masks(block: &[u8; BLOCK]) -> Masks {
+            // SAFETY: NEON is part of aarch64; each load reads 16 of the block's 64 bytes.
+            unsafe {
+                let v = [0, 16, 32, 48].map(|at| vld1q_u8(block.as_ptr().add(at)));
+                let splat = |c: u8| vdupq_n_u8(c);
+                let each = |f: &dyn Fn(uint8x16_t) -> uint8x16_t| {
+                    bits([f(v[0]), f(v[1]), f(v[2]), f(v[3])])
+                };
+                let structural = |x| {
+                    let folded = vorrq_u8(x, splat(0x20));
+                    let brackets =
+                        vorrq_u8(vceqq_u8(folded, splat(b'{')), vceqq_u8(folded, splat(b'}')));
+                    vorrq_u8(
+                        brackets,
+                        vorrq_u8(vceqq_u8(x, splat(b':')), vceqq_u8(x, splat(b','))),
+                    )
+                };
+                let spaces = |x| {
+                    vorrq_u8(
+                        vorrq_u8(vceqq_u8(x, splat(b' ')), vceqq_u8(x, splat(b'\t'))),
+                        vorrq_u8(vceqq_u8(x, splat(b'\n')), vceqq_u8(x, splat(b'\r'))),
+                    )
+                };
+                let quote = each(&|x| vceqq_u8(x, splat(b'"')));
+                let structurals = each(&structural);
+                Masks {
+                    quote,
+                    backslash: each(&|x| vceqq_u8(x, splat(b'\\'))),
+                    structural: structurals,
+                    breaks: structurals | quote | each(&spaces),
+                    control: each(&|x| vcltq_u8(x, splat(0x20))),
+                    high: each(&|x| vcgeq_u8(x, splat(0x80))),
+                    digit: each(&|x| vcltq_u8(vsubq_u8(x, splat(b'0')), splat(10))),
+                }
+            }
+        }
+    }
+
+    /// One bit per byte of four compare results (each byte all ones or zero): each byte keeps its weight within
+    /// its group of eight, and three rounds of pairwise adds sum the groups into bytes.
+    #[inline(always)]
+    #[allow(unused_unsafe)]
+    unsafe fn bits(c: [uint8x16_t; 4]) -> u64 {
+        unsafe {
+            const WEIGHTS: [u8; 16] = [1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128];
+            let w = vld1q_u8(WEIGHTS.as_ptr());
+            let a = vpaddq_u8(vandq_u8(c[0], w), vandq_u8(c[1], w));
+            let b = vpaddq_u8(vandq_u8(c[2], w), vandq_u8(c[3], w));
+            let s = vpaddq_u8(a, b);
+            let s = vpaddq_u8(s, s);
+            vgetq_lane_u64::<0>(vreinterpretq_u64_u8(s))
+        }
+    }
+}
 
 #[cfg(all(target_arch = "x86_64", not(feature = "portable")))]
 mod x86 {
@@ -210,6 +283,14 @@ mod tests {
             }
             block
         })
+    }
+
+    #[cfg(all(target_arch = "aarch64", not(feature = "portable")))]
+    #[test]
+    fn neon_agrees_with_the_byte_at_a_time_classifier() {
+        for block in blocks() {
+            assert_eq!(Neon::masks(&block), Bytes::masks(&block), "{block:?}");
+        }
     }
 
     #[cfg(all(target_arch = "x86_64", not(feature = "portable")))]
