@@ -183,7 +183,7 @@ defmodule RustyJson do
   The decoded value at a JSON Pointer (RFC 6901, see `RustyJson.Pointer`) of the document `input`, or the values
   at a list of pointers (in the same order), without building the rest of the document.
 
-  Everything outside the values is skimmed 64 bytes at a time (SIMD where the CPU has it), but still validated:
+  Everything outside the values is skimmed 64 bytes at a time (SIMD on x86-64 and aarch64), but still validated:
   a document that is not valid JSON anywhere, even after the values, is `{:error, %RustyJson.DecodeError{}}`
   with the position and message `decode/2` gives for it. A path the document does not hold is
   `{:error, %RustyJson.PathError{reason: :missing}}`, unless `default:` gives the value to use instead.
