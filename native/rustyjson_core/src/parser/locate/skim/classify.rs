@@ -87,9 +87,6 @@ mod arm {
             unsafe {
                 let v = [0, 16, 32, 48].map(|at| vld1q_u8(block.as_ptr().add(at)));
                 let splat = |c: u8| vdupq_n_u8(c);
-                let each = |f: &dyn Fn(uint8x16_t) -> uint8x16_t| {
-                    bits([f(v[0]), f(v[1]), f(v[2]), f(v[3])])
-                };
                 let structural = |x| {
                     let folded = vorrq_u8(x, splat(0x20));
                     let brackets =
@@ -105,19 +102,26 @@ mod arm {
                         vorrq_u8(vceqq_u8(x, splat(b'\n')), vceqq_u8(x, splat(b'\r'))),
                     )
                 };
-                let quote = each(&|x| vceqq_u8(x, splat(b'"')));
-                let structurals = each(&structural);
+                let quote = each(&v, |x| vceqq_u8(x, splat(b'"')));
+                let structurals = each(&v, structural);
                 Masks {
                     quote,
-                    backslash: each(&|x| vceqq_u8(x, splat(b'\\'))),
+                    backslash: each(&v, |x| vceqq_u8(x, splat(b'\\'))),
                     structural: structurals,
-                    breaks: structurals | quote | each(&spaces),
-                    control: each(&|x| vcltq_u8(x, splat(0x20))),
-                    high: each(&|x| vcgeq_u8(x, splat(0x80))),
-                    digit: each(&|x| vcltq_u8(vsubq_u8(x, splat(b'0')), splat(10))),
+                    breaks: structurals | quote | each(&v, spaces),
+                    control: each(&v, |x| vcltq_u8(x, splat(0x20))),
+                    high: each(&v, |x| vcgeq_u8(x, splat(0x80))),
+                    digit: each(&v, |x| vcltq_u8(vsubq_u8(x, splat(b'0')), splat(10))),
                 }
             }
         }
+    }
+
+    /// The mask of `f` (a compare) over the block's four vectors: a generic function, so that each compare is
+    /// inlined rather than called through a pointer.
+    #[inline(always)]
+    unsafe fn each(v: &[uint8x16_t; 4], f: impl Fn(uint8x16_t) -> uint8x16_t) -> u64 {
+        bits(v.map(f))
     }
 
     /// One bit per byte of four compare results (each byte all ones or zero): each byte keeps its weight within
