@@ -4,6 +4,8 @@ defmodule Mix.Tasks.Compile.RustyJsonNative do
   @moduledoc """
   Installs RustyJson's NIF at `priv/native/rustyjson_nif.so`: a precompiled one when the checksum file beside
   mix.exs lists an artifact for the running VM (its SHA-256 verified before use), otherwise built with cargo.
+  Once a precompiled one is installed, its stamp (`rustyjson_nif.so.stamp`) lets later compiles do nothing, with
+  no cache or network, while the checksum file names the same archive and the library is unchanged.
 
   Runs before the Elixir compiler, because `RustyJson.Native` loads the library in `@on_load`, which runs at
   compile time too. Settings (environment variable, or `config :rusty_json, ...`):
@@ -29,7 +31,7 @@ defmodule Mix.Tasks.Compile.RustyJsonNative do
       case precompiled() do
         {:ok, name, sha256, base_url} ->
           case Precompiled.install(name, sha256, base_url, cache_dir(), dest) do
-            :ok -> :ok
+            done when done in [:ok, :noop] -> done
             {:error, why} -> build!(dest, {name, base_url, why})
           end
 
@@ -42,18 +44,18 @@ defmodule Mix.Tasks.Compile.RustyJsonNative do
     result
   end
 
-  # The artifact to install, or `:build`: building forced, a `-dev` version, no checksum file (a checkout of
-  # the repository) or no artifact for this VM's target.
+  # The artifact to install, or `:build`: building forced, a `-dev` version, an unsupported target, no checksum
+  # file (a checkout of the repository) or no artifact for this VM's target. The checksum file is read only when
+  # it decides (a malformed one raises).
   defp precompiled do
     version = Mix.Project.config()[:version]
-    checksums = Precompiled.read_checksums(Path.expand(Precompiled.checksum_file(), __DIR__))
     target = Precompiled.target()
 
     cond do
-      force_build?() or String.ends_with?(version, "-dev") or checksums == %{} or target == nil ->
+      force_build?() or String.ends_with?(version, "-dev") or target == nil ->
         :build
 
-      picked = Precompiled.pick(checksums, version, target) ->
+      picked = Precompiled.pick(checksums(), version, target) ->
         {name, sha256} = picked
         {:ok, name, sha256, base_url(version)}
 
@@ -61,6 +63,9 @@ defmodule Mix.Tasks.Compile.RustyJsonNative do
         :build
     end
   end
+
+  defp checksums,
+    do: Precompiled.read_checksums(Path.expand(Precompiled.checksum_file(), __DIR__))
 
   defp force_build? do
     System.get_env("RUSTYJSON_BUILD") in ["1", "true"] or
@@ -86,6 +91,13 @@ defmodule Mix.Tasks.Compile.RustyJsonNative do
     cargo = System.find_executable("cargo") || Path.expand("~/.cargo/bin/cargo")
 
     unless File.exists?(cargo), do: Mix.raise(no_cargo_message(tried))
+
+    with {name, base_url, why} <- tried do
+      Mix.shell().error(
+        "RustyJson: the precompiled NIF #{name} from #{base_url} was not installed (#{why}); " <>
+          "building it with cargo instead"
+      )
+    end
 
     profile = System.get_env("RUSTYJSON_CARGO_PROFILE", "release")
     native = Path.expand("native", __DIR__)
@@ -142,7 +154,11 @@ defmodule Mix.Tasks.Compile.RustyJsonNative do
     end
   end
 
-  defp install(built, dest), do: Precompiled.write_atomically(dest, File.read!(built))
+  # cargo's build replaces any precompiled library: its stamp goes first, so no later compile takes it for one.
+  defp install(built, dest) do
+    :ok = Precompiled.remove_stamp(dest)
+    Precompiled.write_atomically(dest, File.read!(built))
+  end
 end
 
 defmodule RustyJson.MixProject do

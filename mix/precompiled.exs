@@ -3,7 +3,9 @@ defmodule RustyJson.Precompiled do
   # Precompiled NIFs for `mix compile` (loaded by mix.exs): which artifact the running VM needs (its architecture
   # and libc, and the highest NIF version the checksum file has that the VM loads), where it comes from (a cache
   # under the user's cache directory, else the base URL: https, a `file://` URL or a local directory), and its
-  # SHA-256 checked against the checksum file before anything is extracted, cached or installed.
+  # SHA-256 checked against the checksum file before anything is extracted, cached or installed. Only the library
+  # is extracted, from an archive that unpacks to at most @max_unpacked_bytes, and only a shared object for the
+  # archive's target is installed. A stamp beside the installed library lets the next compile do nothing.
   #
   # Artifacts are named as the ecosystem's precompiled NIFs are:
   # `librustyjson_nif-v{version}-nif-{nif_version}-{target}.so.tar.gz`, each holding `librustyjson_nif.so`.
@@ -11,6 +13,11 @@ defmodule RustyJson.Precompiled do
   @checksum_file "checksum-Elixir.RustyJson.Native.exs"
   @library "librustyjson_nif.so"
   @attempts 3
+  # The most an archive may unpack to: the library is about 1.3 MB (a release build), so this leaves it room to
+  # grow fifty-fold while bounding what `mix compile` inflates and holds in memory for one listed archive.
+  @max_unpacked_bytes 64 * 1024 * 1024
+  # ELF's e_machine for each target's CPU: every precompiled target is Linux (ELF, 64-bit, little-endian).
+  @elf_machines %{"x86_64" => 62, "aarch64" => 183}
 
   @doc "The checksum file's name (beside mix.exs)."
   def checksum_file, do: @checksum_file
@@ -91,31 +98,143 @@ defmodule RustyJson.Precompiled do
     end
   end
 
-  @doc "The checksums in the checksum file at `path` (empty when it is missing)."
+  @doc """
+  The checksums in the checksum file at `path` (empty when it is missing): a map of archive name to
+  `"sha256:<64 hex digits>"`, written as a literal map of strings. The file is parsed, not run; anything else
+  in it raises one `Mix.Error` naming the file and what is wrong.
+  """
   def read_checksums(path) do
-    if File.exists?(path) do
-      {map, _} = Code.eval_file(path)
-      map
+    case File.read(path) do
+      {:ok, text} -> parse_checksums(text, path)
+      {:error, :enoent} -> %{}
+      {:error, reason} -> malformed!(path, "it cannot be read: #{:file.format_error(reason)}")
+    end
+  end
+
+  defp parse_checksums(text, path) do
+    unless String.valid?(text), do: malformed!(path, "it is not UTF-8 text")
+
+    case Code.string_to_quoted(text, file: path) do
+      {:ok, {:%{}, _, pairs}} ->
+        Enum.reduce(pairs, %{}, fn pair, acc -> put_checksum(acc, pair, path) end)
+
+      {:ok, {:__block__, _, []}} ->
+        malformed!(path, "it is empty; it should be a map of archive names to \"sha256:<hex>\"")
+
+      {:ok, quoted} ->
+        malformed!(
+          path,
+          "it should be a map of archive names to \"sha256:<hex>\", not #{snippet(quoted)}"
+        )
+
+      {:error, {location, message, token}} ->
+        malformed!(
+          path,
+          "syntax error on line #{line(location)}: #{syntax_message(message, token)}"
+        )
+    end
+  end
+
+  defp put_checksum(acc, {name, sum}, path) when is_binary(name) and is_binary(sum) do
+    cond do
+      not Regex.match?(~r/\A(sha256:)?[0-9a-fA-F]{64}\z/, sum) ->
+        malformed!(
+          path,
+          "the checksum of #{inspect(name)} is #{inspect(sum)}, not \"sha256:\" and 64 hex digits"
+        )
+
+      Map.has_key?(acc, name) ->
+        malformed!(path, "#{inspect(name)} is listed twice")
+
+      true ->
+        Map.put(acc, name, sum)
+    end
+  end
+
+  defp put_checksum(_acc, {name, sum}, path) do
+    malformed!(
+      path,
+      "the entry #{snippet(name)} => #{snippet(sum)} is not a string => string pair"
+    )
+  end
+
+  defp malformed!(path, what),
+    do: Mix.raise("the checksum file #{@checksum_file} (#{path}) is malformed: #{what}")
+
+  defp snippet(quoted) do
+    text = Macro.to_string(quoted)
+    if String.length(text) > 120, do: String.slice(text, 0, 120) <> "...", else: text
+  end
+
+  defp line(location) when is_list(location), do: Keyword.get(location, :line, "?")
+  defp line(location), do: location
+
+  # Elixir's parser gives a message and the token it stopped at; some messages come as {prefix, suffix}.
+  defp syntax_message({prefix, suffix}, token) when is_binary(prefix) and is_binary(suffix),
+    do: prefix <> to_string(token) <> suffix
+
+  defp syntax_message(message, token) when is_binary(message), do: message <> to_string(token)
+  defp syntax_message(message, token), do: inspect({message, token})
+
+  @doc """
+  Installs the artifact `name` (SHA-256 `sha256`) at `dest`: from the cache, else from `base_url` (then cached),
+  and writes a stamp beside it naming the archive, its SHA-256 and the library's. Returns `:noop`, touching
+  neither the cache nor the network, when the stamp says this archive is installed and the library still has the
+  stamped SHA-256; `:ok` once installed; or `{:error, message}` when it could not be had or was refused (a
+  checksum mismatch raises: nothing is used). `max_unpacked_bytes:` caps what the archive may unpack to.
+  """
+  def install(name, sha256, base_url, cache_dir, dest, opts \\ []) do
+    cached = Path.join(cache_dir, name)
+    max_unpacked = Keyword.get(opts, :max_unpacked_bytes, @max_unpacked_bytes)
+
+    with false <- installed?(dest, name, sha256),
+         {:ok, archive, source} <- cached_or_fetched(cached, name, base_url),
+         :ok <- verify!(archive, sha256, name, source),
+         :ok <- cache(cached, archive, source),
+         {:ok, library} <- extract(archive, name, max_unpacked),
+         :ok <- check_shared_object(library, name) do
+      _ = write_atomically(dest, library)
+      _ = write_atomically(stamp_path(dest), stamp(name, sha256, sha256_hex(library)))
+      :ok
     else
-      %{}
+      true -> :noop
+      {:error, _} = error -> error
     end
   end
 
   @doc """
-  Installs the artifact `name` (SHA-256 `sha256`) at `dest`: from the cache, else from `base_url` (then cached).
-  Returns `:ok`, or `{:error, message}` when it could not be had (a checksum mismatch raises: nothing is used).
+  Whether `dest` holds what installing the archive `name` (SHA-256 `sha256`) gives: its stamp names them and the
+  library's SHA-256 is the stamped one (a library replaced or damaged since is installed again).
   """
-  def install(name, sha256, base_url, cache_dir, dest) do
-    cached = Path.join(cache_dir, name)
-
-    with {:ok, archive, source} <- cached_or_fetched(cached, name, base_url),
-         :ok <- verify!(archive, sha256, name, source),
-         :ok <- cache(cached, archive, source),
-         {:ok, library} <- extract(archive, name) do
-      _ = write_atomically(dest, library)
-      :ok
+  def installed?(dest, name, sha256) do
+    with {:ok, stamp} <- File.read(stamp_path(dest)),
+         true <- available?(:crypto),
+         {:ok, library} <- File.read(dest) do
+      stamp == stamp(name, sha256, sha256_hex(library))
+    else
+      _ -> false
     end
   end
+
+  @doc "Removes the stamp of `dest` (a library built with cargo is not a precompiled one)."
+  def remove_stamp(dest) do
+    _ = File.rm(stamp_path(dest))
+    :ok
+  end
+
+  @doc "The stamp's path beside the library at `dest`."
+  def stamp_path(dest), do: dest <> ".stamp"
+
+  defp stamp(name, sha256, library_sha256) do
+    """
+    # Written by RustyJson's mix compile: the precompiled NIF installed here. Compiles do nothing while it holds.
+    archive #{name}
+    archive_sha256 #{sha256}
+    library_sha256 #{library_sha256}
+    """
+  end
+
+  defp sha256_hex(bytes), do: :crypto.hash(:sha256, bytes) |> Base.encode16(case: :lower)
 
   defp cached_or_fetched(cached, name, base_url) do
     case File.read(cached) do
@@ -234,7 +353,7 @@ defmodule RustyJson.Precompiled do
       )
     end
 
-    actual = :crypto.hash(:sha256, archive) |> Base.encode16(case: :lower)
+    actual = sha256_hex(archive)
 
     if actual == expected do
       :ok
@@ -259,16 +378,139 @@ defmodule RustyJson.Precompiled do
     :ok
   end
 
-  defp extract(archive, name) do
-    case :erl_tar.extract({:binary, archive}, [:compressed, :memory]) do
-      {:ok, files} ->
-        case Enum.find(files, fn {path, _} -> Path.basename(to_string(path)) == @library end) do
-          {_, library} -> {:ok, library}
-          nil -> {:error, "#{name} holds no #{@library}"}
-        end
+  # The library alone, from the archive unpacked in memory up to `max` bytes (an archive that unpacks to more is
+  # refused before it is all inflated).
+  defp extract(archive, name, max) do
+    with {:ok, tar} <- gunzip(archive, name, max),
+         {:ok, entries} <- table(tar, name),
+         {:ok, path} <- library_entry(entries, name) do
+      case :erl_tar.extract({:binary, tar}, [:memory, {:files, [path]}]) do
+        {:ok, [{_, library}]} -> {:ok, library}
+        other -> {:error, "#{name}: its #{@library} could not be extracted: #{inspect(other)}"}
+      end
+    end
+  end
 
-      {:error, reason} ->
-        {:error, "#{name} is not a gzipped tar archive: #{inspect(reason)}"}
+  defp gunzip(archive, name, max) do
+    z = :zlib.open()
+
+    try do
+      # 31: a gzip header and trailer around the deflate stream.
+      :ok = :zlib.inflateInit(z, 31)
+      inflate(z, :zlib.safeInflate(z, archive), [], 0, max, name)
+    rescue
+      e in ErlangError ->
+        {:error, "#{name} is not a gzipped tar archive: #{inspect(e.original)}"}
+    after
+      :zlib.close(z)
+    end
+  end
+
+  # safeInflate gives the output a piece at a time: the size is checked before the next piece is inflated.
+  defp inflate(z, {state, piece}, acc, size, max, name) when state in [:continue, :finished] do
+    size = size + IO.iodata_length(piece)
+
+    cond do
+      size > max ->
+        {:error,
+         "#{name} unpacks to more than #{format_bytes(max)}, the most a precompiled NIF archive may hold"}
+
+      state == :continue ->
+        inflate(z, :zlib.safeInflate(z, []), [acc | piece], size, max, name)
+
+      true ->
+        # :finished means the input is used up; inflateEnd raises data_error when the stream was cut short.
+        :ok = :zlib.inflateEnd(z)
+        {:ok, IO.iodata_to_binary([acc | piece])}
+    end
+  end
+
+  defp inflate(_z, other, _acc, _size, _max, name),
+    do: {:error, "#{name} is not a gzipped tar archive: #{inspect(elem(other, 0))}"}
+
+  defp format_bytes(bytes) when rem(bytes, 1024 * 1024) == 0, do: "#{div(bytes, 1024 * 1024)} MiB"
+  defp format_bytes(bytes), do: "#{bytes} bytes"
+
+  defp table(tar, name) do
+    case :erl_tar.table({:binary, tar}, [:verbose]) do
+      {:ok, entries} -> {:ok, entries}
+      {:error, reason} -> {:error, "#{name} is not a gzipped tar archive: #{inspect(reason)}"}
+    end
+  end
+
+  # The first entry named like the library, which must be a regular file (not a link or a directory).
+  defp library_entry(entries, name) do
+    case Enum.find(entries, fn entry -> Path.basename(to_string(elem(entry, 0))) == @library end) do
+      nil ->
+        {:error, "#{name} holds no #{@library}"}
+
+      entry when elem(entry, 1) == :regular ->
+        {:ok, elem(entry, 0)}
+
+      entry ->
+        {:error, "#{name}: its #{elem(entry, 0)} is a #{elem(entry, 1)}, not a regular file"}
+    end
+  end
+
+  # The library must be a shared object for the archive's target (named in the archive's name): a 64-bit
+  # little-endian ELF of type ET_DYN (3) for the target's CPU. Only Linux targets are made; another system's
+  # target needs its own header check here.
+  defp check_shared_object(library, name) do
+    with {:ok, cpu, machine} <- archive_machine(name),
+         :ok <- check_elf(library, cpu, machine) do
+      :ok
+    else
+      {:error, what} ->
+        {:error,
+         "#{name} holds a #{@library} that is not a shared object for its target: #{what}"}
+    end
+  end
+
+  defp archive_machine(name) do
+    with [_, target] <- Regex.run(~r/-nif-\d+\.\d+-(.+)\.so\.tar\.gz\z/, name),
+         [cpu | _] <- String.split(target, "-"),
+         {:ok, machine} <- Map.fetch(@elf_machines, cpu) do
+      {:ok, cpu, machine}
+    else
+      _ -> {:error, "the archive's name names no target this check knows"}
+    end
+  end
+
+  defp check_elf(
+         <<0x7F, "ELF", 2, 1, _::binary-size(10), type::little-16, found::little-16, _::binary>>,
+         cpu,
+         machine
+       ) do
+    cond do
+      type != 3 ->
+        {:error, "its ELF type is #{type}, not a shared object's (ET_DYN, 3)"}
+
+      found != machine ->
+        {:error, "it is built for ELF machine #{machine_name(found)}, not #{cpu} (#{machine})"}
+
+      true ->
+        :ok
+    end
+  end
+
+  defp check_elf(<<0x7F, "ELF", class, data, _::binary>>, _cpu, _machine)
+       when class != 2 or data != 1,
+       do:
+         {:error,
+          "it is not a 64-bit little-endian ELF file (class #{class}, data encoding #{data})"}
+
+  defp check_elf(<<0x7F, "ELF", _::binary>>, _cpu, _machine),
+    do: {:error, "its ELF header is cut short"}
+
+  defp check_elf(library, _cpu, _machine) do
+    {:error,
+     "it is not an ELF file (it begins #{inspect(binary_part(library, 0, min(byte_size(library), 8)))})"}
+  end
+
+  defp machine_name(machine) do
+    case Enum.find(@elf_machines, fn {_, number} -> number == machine end) do
+      {cpu, _} -> "#{machine} (#{cpu})"
+      nil -> "#{machine}"
     end
   end
 

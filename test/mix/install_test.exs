@@ -120,25 +120,85 @@ defmodule RustyJson.InstallTest do
 
   test "the server down: one error names the URL (no cargo), after bounded retries", ctx do
     write_checksums(ctx, %{ctx.name => ctx.sha})
-    # A port that was just free and has nothing listening.
-    {:ok, socket} = :gen_tcp.listen(0, ip: {127, 0, 0, 1})
-    {:ok, port} = :inet.port(socket)
-    :ok = :gen_tcp.close(socket)
-    down = "http://127.0.0.1:#{port}"
-
-    env =
-      List.keystore(
-        ctx.no_cargo,
-        "RUSTYJSON_PRECOMPILED_URL",
-        0,
-        {"RUSTYJSON_PRECOMPILED_URL", down}
-      )
+    down = closed_port_url()
+    env = url_env(ctx.no_cargo, down)
 
     assert {output, status} = mix(ctx, ["compile"], env)
     assert status != 0
     assert output =~ "from #{down}: #{down}/#{ctx.name}: "
     assert output =~ "econnrefused"
     refute File.exists?(ctx.installed)
+  end
+
+  test "installed once, later compiles and runs do nothing: no request and no cache, even with the URL down",
+       ctx do
+    write_checksums(ctx, %{ctx.name => ctx.sha})
+    assert {_, 0} = mix(ctx, ["compile"], ctx.no_cargo)
+    assert TestArtifact.requests(ctx.log, ctx.name) == 1
+
+    # The cache gone and the URL a closed port: the stamp beside the library answers alone.
+    File.rm_rf!(ctx.cache)
+    offline = url_env(ctx.no_cargo, closed_port_url())
+
+    assert {_, 0} = mix(ctx, ["compile"], offline)
+    script = ~S|IO.write(RustyJson.encode!(%{"ok" => true}))|
+    assert {output, 0} = mix(ctx, ["run", "-e", script], offline)
+    assert String.ends_with?(output, ~s({"ok":true}))
+    assert TestArtifact.requests(ctx.log, ctx.name) == 1
+    refute File.exists?(ctx.cache)
+    assert File.read!(ctx.installed) == ctx.library
+
+    # A damaged library is installed again: offline that fails, naming what it tried; online it is fetched.
+    File.write!(ctx.installed, "damaged")
+    assert {output, status} = mix(ctx, ["compile"], offline)
+    assert status != 0
+    assert output =~ "could not get its precompiled NIF #{ctx.name}"
+
+    assert {_, 0} = mix(ctx, ["compile"], ctx.no_cargo)
+    assert TestArtifact.requests(ctx.log, ctx.name) == 2
+    assert File.read!(ctx.installed) == ctx.library
+  end
+
+  test "an archive whose library is not a shared object for this target: refused, naming it; cargo builds instead",
+       ctx do
+    foreign = TestArtifact.patch(ctx.library, 18, <<TestArtifact.foreign_machine()::little-16>>)
+    sha = TestArtifact.archive_entries!(ctx.served, ctx.name, [{"librustyjson_nif.so", foreign}])
+    write_checksums(ctx, %{ctx.name => sha})
+
+    assert {output, status} = mix(ctx, ["compile"], ctx.no_cargo)
+    assert status != 0
+    assert output =~ "could not get its precompiled NIF #{ctx.name}"
+
+    assert output =~
+             "#{ctx.name} holds a librustyjson_nif.so that is not a shared object for its target"
+
+    refute File.exists?(ctx.installed)
+
+    if cargo_available?() do
+      assert {output, 0} = mix(ctx, ["compile"], [])
+      assert output =~ "not a shared object for its target: it is built for ELF machine"
+      assert output =~ "building it with cargo instead"
+      built = Path.join(@root, "native/target/release/librustyjson_nif.so")
+      assert File.read!(ctx.installed) == File.read!(built)
+      refute File.exists?(ctx.installed <> ".stamp")
+    end
+  end
+
+  test "a malformed checksum file: one error naming it and what is wrong, even where cargo could build",
+       ctx do
+    File.write!(Path.join(ctx.project, Precompiled.checksum_file()), ~s(%{"#{ctx.name}" => 1}\n))
+
+    for env <- [ctx.no_cargo, []] do
+      assert {output, status} = mix(ctx, ["compile"], env)
+      assert status != 0
+      assert output =~ "the checksum file #{Precompiled.checksum_file()} ("
+
+      assert output =~
+               ~s(is malformed: the entry "#{ctx.name}" => 1 is not a string => string pair)
+
+      refute output =~ "FunctionClauseError"
+      refute File.exists?(ctx.installed)
+    end
   end
 
   # Where this machine has cargo, the compile builds the NIF with it (the copy's native/ is this checkout's, built
@@ -150,6 +210,17 @@ defmodule RustyJson.InstallTest do
       assert File.read!(ctx.installed) == File.read!(built)
     end
   end
+
+  # A URL on a loopback port that was just free and has nothing listening.
+  defp closed_port_url do
+    {:ok, socket} = :gen_tcp.listen(0, ip: {127, 0, 0, 1})
+    {:ok, port} = :inet.port(socket)
+    :ok = :gen_tcp.close(socket)
+    "http://127.0.0.1:#{port}"
+  end
+
+  defp url_env(env, url),
+    do: List.keystore(env, "RUSTYJSON_PRECOMPILED_URL", 0, {"RUSTYJSON_PRECOMPILED_URL", url})
 
   defp cargo_available? do
     System.find_executable("cargo") != nil or File.exists?(Path.expand("~/.cargo/bin/cargo"))

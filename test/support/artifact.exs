@@ -6,12 +6,34 @@ defmodule RustyJson.TestArtifact do
 
   @doc "Writes the archive `name` in `dir` holding the installed NIF; returns `{library, sha256 hex}`."
   def archive!(dir, name) do
-    library = File.read!(Path.join(:code.priv_dir(:rusty_json), "native/rustyjson_nif.so"))
+    library = installed_library()
+    {library, archive_entries!(dir, name, [{"librustyjson_nif.so", library}])}
+  end
+
+  @doc "The NIF this build installed."
+  def installed_library,
+    do: File.read!(Path.join(:code.priv_dir(:rusty_json), "native/rustyjson_nif.so"))
+
+  @doc "Writes the archive `name` in `dir` holding `entries` (`{path, bytes}`); returns its SHA-256 hex."
+  def archive_entries!(dir, name, entries) do
     File.mkdir_p!(dir)
     path = Path.join(dir, name)
-    entries = [{~c"librustyjson_nif.so", library}]
+    entries = Enum.map(entries, fn {entry, bytes} -> {String.to_charlist(entry), bytes} end)
     :ok = :erl_tar.create(String.to_charlist(path), entries, [:compressed])
-    {library, :crypto.hash(:sha256, File.read!(path)) |> Base.encode16(case: :lower)}
+    :crypto.hash(:sha256, File.read!(path)) |> Base.encode16(case: :lower)
+  end
+
+  @doc "`binary` with the bytes from `offset` on replaced by `bytes` (an ELF header field, say)."
+  def patch(binary, offset, bytes) do
+    <<head::binary-size(offset), _::binary-size(byte_size(bytes)), rest::binary>> = binary
+    head <> bytes <> rest
+  end
+
+  @doc "The ELF machine (e_machine) of the other precompiled CPU than this VM's: 183 (aarch64) or 62 (x86_64)."
+  def foreign_machine do
+    if String.starts_with?(List.to_string(:erlang.system_info(:system_architecture)), "x86_64"),
+      do: 183,
+      else: 62
   end
 
   @doc "Changes one byte of the archive at `path` (its 101st); returns the changed archive's SHA-256 hex."
