@@ -91,6 +91,13 @@ defmodule RustyJson.Bench.Holds do
          map = %{:binary.decode_unsigned(:binary.copy(<<0x5A>>, 415_000)) => 1, 2 => 3}
          {fn -> RustyJson.encode!(map, sort_keys: true) end, nil}
        end},
+      {"`get` of a 52 MB array walked again after the skim's doubt at its end (64 levels)",
+       fn ->
+         items = String.duplicate(~s([1,{"x":[]}],), 4_000_000)
+         deep = String.duplicate("[", 64) <> String.duplicate("]", 64)
+         json = ~s({"a":1,"b":[) <> items <> deep <> "]}"
+         {fn -> {:ok, 1} = RustyJson.get(json, "/a") end, nil}
+       end},
       {"`decode` of a 1M-digit integer, digit limit raised",
        fn ->
          digits = String.duplicate("7", 1_000_000)

@@ -191,7 +191,8 @@ defmodule RustyJson do
   The values are what `decode!/2` then `get_in/2` would give, with the same options: every `decode/2` option
   applies to the values returned, and `max_depth:` and `decoding_integer_digit_limit:` to the whole document,
   as in `decode/2`. Repeated keys: the first wins (`decode/2`'s default), or the last with
-  `duplicate_keys: :last`; with `duplicate_keys: :error` a repeat of a key on a path, or anywhere inside a value
+  `duplicate_keys: :last` (but the first with `objects: :ordered_objects`, which keep every pair, as `get_in/2`
+  then fetches the first); with `duplicate_keys: :error` a repeat of a key on a path, or anywhere inside a value
   returned, is an error (repeats elsewhere are not looked for). A large document is walked in slices on the
   calling scheduler, as `decode/2` does.
 

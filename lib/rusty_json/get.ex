@@ -23,8 +23,8 @@ defmodule RustyJson.Get do
     end
   end
 
-  defp locate(input, tokens, {native, _fun, _ordered, duplicates} = _parsed) do
-    case Native.locate(input, tokens, native, duplicates) do
+  defp locate(input, tokens, {native, _fun, ordered?, duplicates} = _parsed) do
+    case Native.locate(input, tokens, native, follows(ordered?, duplicates)) do
       {:ok, spans} ->
         {:ok, spans}
 
@@ -35,6 +35,11 @@ defmodule RustyJson.Get do
         {:error, %DecodeError{position: position, data: input}}
     end
   end
+
+  # Which of repeated keys a path follows: `decode!/2` then `get_in/2`'s. An ordered object keeps every pair
+  # whatever `duplicate_keys:` says (but `:error`), and `Access` fetches the first.
+  defp follows(true = _ordered?, :last), do: :first
+  defp follows(_ordered?, duplicates), do: duplicates
 
   defp values([], _input, _parsed, _default, acc), do: {:ok, :lists.reverse(acc)}
 

@@ -115,6 +115,53 @@ defmodule RustyJson.GetTest do
              RustyJson.get(~s({"v": {"x": 1, "x": 2}}), "/v", duplicate_keys: :error)
   end
 
+  test "repeated keys: decode!/2 then get_in/2's value, for every duplicate_keys: mode, maps or ordered objects" do
+    # Ordered objects keep every pair whatever the mode (but :error), and Access fetches the first.
+    cases = [
+      {~s({"a": 1, "a": 2}), ["/a"]},
+      {~s({"a": {"b": 1}, "a": {"c": 2, "b": 3}}), ["/a", "/a/b", "/a/c"]},
+      {~s({"x": {"a": [1], "a": [2]}, "y": 0}), ["/x", "/x/a", "/y"]},
+      {~s([{"k": {"k": 1, "k": 2}}]), ["/0/k/k"]}
+    ]
+
+    for {json, pointers} <- cases,
+        objects <- [:maps, :ordered_objects],
+        duplicates <- [:first, :last, :error],
+        pointer <- pointers do
+      opts = [objects: objects, duplicate_keys: duplicates]
+      context = inspect({json, pointer, opts})
+
+      case RustyJson.decode(json, opts) do
+        {:ok, decoded} ->
+          expected = get_in(decoded, access_path(pointer)) || :missing
+
+          assert RustyJson.get(json, pointer, [default: :missing] ++ opts) == {:ok, expected},
+                 context
+
+        # A repeat off the path is not looked for (get's @doc).
+        {:error, %DecodeError{}} when pointer == "/y" ->
+          assert RustyJson.get(json, pointer, opts) == {:ok, 0}
+
+        {:error, %DecodeError{} = error} ->
+          assert duplicates == :error
+          assert RustyJson.get(json, pointer, opts) == {:error, error}, context
+      end
+    end
+
+    assert RustyJson.get(~s({"a": 1, "a": 2}), "/a",
+             objects: :ordered_objects,
+             duplicate_keys: :last
+           ) ==
+             {:ok, 1}
+  end
+
+  # A pointer as get_in/2's keys (array indexes as Access.at/1).
+  defp access_path(pointer) do
+    for token <- Pointer.parse!(pointer) do
+      if token =~ ~r/^[0-9]+$/, do: Access.at(String.to_integer(token)), else: token
+    end
+  end
+
   test "decode options apply to the values" do
     json = ~s({"user": {"name": "Ada", "score": 1.5, "list": [{"k": 1}]}})
 

@@ -169,6 +169,24 @@ defmodule RustyJson.SchedulingHoldsTest do
       long = ~s({"s": ") <> String.duplicate("ab\\ncd\\u00e9", 4_166_666) <> ~s(", "n": 1})
       assert without_long_schedules(@hold_ms, fn -> RustyJson.get(long, "/n") end) == {:ok, 1}
     end
+
+    test "a 10 MB array walked again from its start after the skim's late doubt, valid or not" do
+      # 64 levels more than the skim tracks, at the array's end: the walk goes back to the array's `[` (40-45 ms in
+      # one slice before the slice's budget moved back with it).
+      head = ~s({"a":1,"b":[) <> String.duplicate(~s([1,{"x":[]}],), 800_000)
+      deep = String.duplicate("[", 64) <> String.duplicate("]", 64)
+      valid = head <> deep <> "]}"
+      invalid = head <> deep <> "]x}"
+
+      {found, error} =
+        without_long_schedules(@hold_ms, fn ->
+          {RustyJson.get(valid, "/a"), RustyJson.get(invalid, "/a")}
+        end)
+
+      assert found == {:ok, 1}
+      assert {:error, %RustyJson.DecodeError{position: position}} = error
+      assert position == byte_size(invalid) - 2
+    end
   end
 
   # `keys: :atoms!` raises from `decode/2` too, as Jason does for a key that is not an existing atom.

@@ -125,6 +125,24 @@ pub struct Locator {
     utf8_to: usize,
 }
 
+/// How far one [`Locator::run`] walks: past `limit` it pauses at a step boundary; a string may run `scan` bytes
+/// past it (without `scan`, any length).
+#[derive(Clone, Copy)]
+struct Slice {
+    limit: usize,
+    scan: Option<usize>,
+}
+
+impl Slice {
+    /// Sets how far `p` scans a string before calling it long.
+    fn bound_strings(&self, p: &mut Parser) {
+        if let Some(scan) = self.scan {
+            p.string_end = self.limit.saturating_add(scan).min(p.input.len());
+            p.defers = true;
+        }
+    }
+}
+
 /// The parser's builder for a walk that builds nothing.
 struct Skip {
     decimals: bool,
@@ -197,7 +215,8 @@ impl Locator {
         self.next = Next::After;
     }
 
-    /// Walks `input` from `*pos` until the document ends or, at a step boundary, past byte `limit`. `scan`: how
+    /// Walks `input` from `*pos` until the document ends or, at a step boundary, past byte `limit` (which moves
+    /// back as far as a skim's doubt sends the walk back, so bytes walked again count against it). `scan`: how
     /// far past `limit` a string may run (a longer one, or a number of more than [`LONG_NUMBER`] bytes, stops the
     /// walk before it with [`Located::LongToken`]). `last`: `input` ends the stream (always true unless
     /// [`LocateOptions::stream`]). Errors are the parser's, at the parser's positions (relative to `input`).
@@ -211,12 +230,10 @@ impl Locator {
     ) -> Result<Located, ParseError> {
         let mut p = Parser::new(input, *pos, self.options.limits, true);
         p.scratch = std::mem::take(&mut self.scratch);
-        if let Some(scan) = scan {
-            p.string_end = limit.saturating_add(scan).min(input.len());
-            p.defers = true;
-        }
+        let slice = Slice { limit, scan };
+        slice.bound_strings(&mut p);
         let partial = self.options.stream && !last;
-        let result = self.walk(&mut p, limit, partial);
+        let result = self.walk(&mut p, slice, partial);
         self.scratch = std::mem::take(&mut p.scratch);
         *pos = p.pos;
         match result {
@@ -228,17 +245,22 @@ impl Locator {
         }
     }
 
-    fn walk(&mut self, p: &mut Parser, limit: usize, partial: bool) -> Result<Located, ParseError> {
+    fn walk(
+        &mut self,
+        p: &mut Parser,
+        mut slice: Slice,
+        partial: bool,
+    ) -> Result<Located, ParseError> {
         let mut skip = Skip {
             decimals: self.options.decimals,
         };
         if let Some(skim) = self.skim.take() {
-            if let Some(paused) = self.skim(p, skim, limit) {
+            if let Some(paused) = self.skim(p, skim, &mut slice) {
                 return Ok(paused);
             }
         }
         loop {
-            if p.pos > limit {
+            if p.pos > slice.limit {
                 return Ok(Located::Paused);
             }
             if self.next == Next::After && self.frames.is_empty() {
@@ -288,7 +310,7 @@ impl Locator {
                             {
                                 let room = p.max_depth - self.frames.len();
                                 let skim = Skim::new(start, room, self.utf8_to, self.options);
-                                if let Some(paused) = self.skim(p, skim, limit) {
+                                if let Some(paused) = self.skim(p, skim, &mut slice) {
                                     return Ok(paused);
                                 }
                                 if self.next == Next::After {
@@ -391,10 +413,11 @@ impl Locator {
     }
 
     /// Runs `skim` (of a container no path enters) from where it stopped: past the container when it ends
-    /// (`next` is then [`Next::After`]), `Some(Paused)` past `limit`; on a doubt, back at its opening bracket,
-    /// which the token walk then enters.
-    fn skim(&mut self, p: &mut Parser, mut skim: Skim, limit: usize) -> Option<Located> {
-        let skimmed = skim.run(p.input, limit);
+    /// (`next` is then [`Next::After`]), `Some(Paused)` past the slice's limit; on a doubt, back at its opening
+    /// bracket, which the token walk then enters with what is left of the slice: the limit moves back by as much
+    /// as the walk does (a skim paused many slices ago would otherwise leave the whole container to this one).
+    fn skim(&mut self, p: &mut Parser, mut skim: Skim, slice: &mut Slice) -> Option<Located> {
+        let skimmed = skim.run(p.input, slice.limit);
         self.utf8_to = skim.utf8_to;
         match skimmed {
             Skimmed::Ended(end) => {
@@ -408,6 +431,9 @@ impl Locator {
                 Some(Located::Paused)
             }
             Skimmed::Doubt => {
+                let left = slice.limit.saturating_sub(skim.skimmed_to());
+                slice.limit = skim.start.saturating_add(left);
+                slice.bound_strings(p);
                 p.pos = skim.start;
                 self.unskimmed = Some(self.frames.len());
                 None

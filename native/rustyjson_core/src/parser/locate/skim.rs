@@ -216,6 +216,11 @@ impl Skim {
         }
     }
 
+    /// The bytes classified so far end here (after a doubt: the end of the block that raised it).
+    pub(super) fn skimmed_to(&self) -> usize {
+        self.next
+    }
+
     /// Skims blocks until the container ends, the position passes `limit` at a block boundary, or a doubt.
     pub(super) fn run(&mut self, input: &[u8], limit: usize) -> Skimmed {
         #[cfg(all(target_arch = "x86_64", not(feature = "portable")))]

@@ -288,6 +288,81 @@ fn long_tokens_stop_the_slice_before_them() {
     check(doc.as_bytes(), &["/1", "/2"]);
 }
 
+/// `{"a":1,"b":[…]}` where a skim of `b`'s array doubts only at its end: `items` items, then 64 levels more
+/// than a skim tracks; then `tail` (valid: `}`).
+fn doubted_at_the_end(items: usize, tail: &str) -> String {
+    let items = r#"[1,{"x":[]}],"#.repeat(items);
+    format!(
+        r#"{{"a":1,"b":[{items}{}{}]{tail}"#,
+        "[".repeat(64),
+        "]".repeat(64)
+    )
+}
+
+/// The opening bracket of `b`'s array in [`doubted_at_the_end`].
+const DOUBTED: usize = 11;
+
+#[test]
+fn a_doubt_walks_its_container_again_in_slices() {
+    // A step past the limit: a skim's block, or a token here.
+    let (slice, step) = (1000, 64);
+    for tail in ["}", "x}"] {
+        let doc = doubted_at_the_end(2_000, tail);
+        let mut l = Locator::new(&[pointer("/a")], LocateOptions::default());
+        let (mut pos, mut back) = (0, 0);
+        let result = loop {
+            let from = pos;
+            let located = l.run(doc.as_bytes(), &mut pos, from + slice, Some(slice), true);
+            if pos < from {
+                // Back at the container's start, with what was left of the slice (before, the run walked the
+                // container again to the limit it was given, near the document's end).
+                back += 1;
+                assert!(pos <= DOUBTED + slice + step, "{pos}");
+            } else {
+                assert!(pos <= from + slice + step, "{from} to {pos}");
+            }
+            match located {
+                Ok(Located::Paused) => {}
+                Ok(Located::Done) => break Ok(l.found().to_vec()),
+                Err(e) => break Err(e),
+                other => panic!("{other:?}"),
+            }
+        };
+        assert_eq!(back, skim::SKIMS as usize, "{tail}");
+        assert_eq!(result, locate(doc.as_bytes(), &["/a"], Default::default()));
+        assert_eq!(parsed(doc.as_bytes()).is_ok(), tail == "}");
+    }
+    check(doubted_at_the_end(40, "}").as_bytes(), &["/a", "/b/39/1"]);
+    check(doubted_at_the_end(40, "x}").as_bytes(), &["/a"]);
+}
+
+#[test]
+fn a_long_string_in_a_doubted_container_stops_the_slice_before_it() {
+    // The skim crosses the string in one slice; walked again, the string is as long as it was.
+    let doc = format!(
+        r#"{{"a":1,"b":["{}",{}"#,
+        "x".repeat(100_000),
+        &doubted_at_the_end(100, "}")[DOUBTED + 1..]
+    );
+    let deep = doc.find("[[[[").unwrap();
+    let mut l = Locator::new(&[pointer("/a")], LocateOptions::default());
+    let mut pos = 0;
+    let first = l.run(doc.as_bytes(), &mut pos, deep - 200, Some(1000), true);
+    assert_eq!(first, Ok(Located::Paused));
+    // The doubt early in this slice leaves most of it to the walk from the container's start, and the string
+    // there may run only as far past that as past any limit.
+    let limit = pos + 1000;
+    let second = l.run(doc.as_bytes(), &mut pos, limit, Some(1000), true);
+    if skim::SKIMS {
+        assert_eq!((second, pos), (Ok(Located::LongToken), DOUBTED + 1));
+    }
+    assert_eq!(
+        l.run(doc.as_bytes(), &mut pos, usize::MAX, None, true),
+        Ok(Located::Done)
+    );
+    assert_eq!(l.found(), [Some((5, 6))]);
+}
+
 #[test]
 fn deep_nesting_does_not_recurse() {
     let depth = 1_000_000;
