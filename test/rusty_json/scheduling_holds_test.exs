@@ -98,6 +98,36 @@ defmodule RustyJson.SchedulingHoldsTest do
     end
   end
 
+  describe "Stream.decode_array(at:) carries a long envelope token" do
+    test "a 40 MB string around the array, in 64 KiB chunks, whole and cut short" do
+      # The token carried from chunk to chunk was copied whole at every chunk (40 MB: 2.3 s, holds of 160 ms),
+      # and validated in one call once it ended.
+      document = ~s({"meta":") <> String.duplicate("a", 40_000_000) <> ~s(","data":[1,2]})
+      chunks = for <<chunk::binary-size(65_536) <- document>>, do: chunk
+      rest = binary_part(document, length(chunks) * 65_536, rem(byte_size(document), 65_536))
+      cut = Enum.take(chunks, 600)
+
+      {items, error} =
+        without_long_schedules(@hold_ms, fn ->
+          items =
+            (chunks ++ [rest]) |> RustyJson.Stream.decode_array(at: "/data") |> Enum.to_list()
+
+          error =
+            try do
+              cut |> RustyJson.Stream.decode_array(at: "/data") |> Enum.to_list()
+            rescue
+              e in RustyJson.DecodeError -> e
+            end
+
+          {items, error}
+        end)
+
+      assert items == [1, 2]
+      assert %RustyJson.DecodeError{position: position} = error
+      assert position == 600 * 65_536
+    end
+  end
+
   describe "single pieces of unbounded work" do
     test "a 50 MB pretty indent" do
       indent = String.duplicate(" ", 50_000_000)

@@ -121,4 +121,133 @@ defmodule RustyJson.StreamPropertyTest do
       )
     )
   end
+
+  # Escapes cut short or damaged (fewer than 4 hex digits, a high surrogate followed by a bad or cut `\u`, a quote
+  # inside one), and valid ones; `after` follows the string's closing quote (what the parser may read as the
+  # escape's digits).
+  @escapes [
+             ~S(\u),
+             ~S(\u1),
+             ~S(\u12),
+             ~S(\u123),
+             ~S(\u12x4),
+             ~S(\uD83D),
+             ~S(\uD83D\u),
+             ~S(\uD83D\u1)
+           ] ++
+             [~S(\uD83D\uDE0), ~S(\uD83D\u"E00), ~S(\uD83D\uDE"0), ~S(\uD83D\u00E9), ~S(\uD83Dx)] ++
+             [~S(\uDE00), ~S(\x), "\\", ~S(\uD83D\uDE00), ~S(\u00e9), ~S(\")]
+  @afters ["", "E00\"", "12\"", "\"", " "]
+
+  # The error a stream raised (the last of `got`) with its token, or the values.
+  defp reported(got) do
+    case List.last(got) do
+      {:error, _} = error -> with_token(error)
+      _ -> got
+    end
+  end
+
+  defp with_token({:error, %DecodeError{position: p, token: t}}), do: {:error, p, t}
+  defp with_token(value), do: value
+
+  # decode/2's error for `text` at `offset` of the stream.
+  defp decode_error(text, offset) do
+    case RustyJson.decode(text) do
+      {:ok, value} -> {:ok, value}
+      {:error, e} -> {:error, offset + e.position, e.token}
+    end
+  end
+
+  # Documents read one after another as decode/2 reads them: the first value of `text` (its prefix up to where
+  # decode/2 of the whole stops, when that prefix is a value: `"a"1` is two documents), and so on; at the first
+  # that fails, decode/2's error for the text from there on (a stream reads an escape past its document's
+  # closing quote as decode/2 reads it: `"\u12"` then `[1]` on the next line fail at the escape, as
+  # `"\u12"\n[1]` does, the token `\u12"\n`).
+  defp documents_expected(text, offset \\ 0) do
+    [blank] = Regex.run(~r/\A[ \t\r\n]*/, text)
+
+    {text, offset} =
+      {binary_part(text, byte_size(blank), byte_size(text) - byte_size(blank)),
+       offset + byte_size(blank)}
+
+    with false <- text == "",
+         {:error, e} <- RustyJson.decode(text),
+         {:ok, v} when e.position > 0 <- RustyJson.decode(binary_part(text, 0, e.position)) do
+      rest = binary_part(text, e.position, byte_size(text) - e.position)
+      [v | documents_expected(rest, offset + e.position)]
+    else
+      true -> []
+      {:ok, v} -> [v]
+      _ -> [decode_error(text, offset)]
+    end
+  end
+
+  # `text` cut at every offset, and into 1-byte pieces.
+  defp every_chunking(text) do
+    bytes = for <<b <- text>>, do: <<b>>
+    [bytes | for(cut <- 0..byte_size(text), do: pieces(text, [cut]))]
+  end
+
+  test "damaged escapes: decode/2's error position and token whatever the chunks, in every kind of stream" do
+    check(
+      :proper.forall(
+        T.tuple([T.oneof(@escapes), T.oneof(@afters), T.oneof(@escapes), T.integer(-40, 60)]),
+        fn {escape, after_, other, truncate} ->
+          short = fn text ->
+            if truncate >= 0 and truncate < byte_size(text),
+              do: binary_part(text, 0, truncate),
+              else: text
+          end
+
+          array = short.(~s([1, "a#{escape}"#{after_}, {"k": "#{other}"}, 2]))
+          envelope = short.(~s({"m": "#{escape}"#{after_}, "x": [1, "#{other}"], "z": 2}))
+          inner = short.(~s({"x": [1, "#{escape}"#{after_}, 2], "z": "#{other}"}))
+          lines = short.(~s({"a": 1}\n"#{escape}"#{after_}\n[2, "#{other}"]\n3))
+
+          array_expected =
+            case decode_error(array, 0) do
+              {:ok, items} -> items
+              error -> error
+            end
+
+          at_expected = fn text ->
+            case decode_error(text, 0) do
+              {:ok, value} -> value["x"]
+              error -> error
+            end
+          end
+
+          lines_expected = documents_expected(lines)
+
+          Enum.all?(every_chunking(array), fn chunks ->
+            reported(run(JStream.decode_array(chunks))) == array_expected
+          end) and
+            Enum.all?([envelope, inner], fn text ->
+              expected = at_expected.(text)
+
+              Enum.all?(every_chunking(text), fn chunks ->
+                reported(run_at_x(chunks)) == expected
+              end)
+            end) and
+            Enum.all?(every_chunking(lines), fn chunks ->
+              got = reported(run(JStream.decode_documents(chunks)))
+
+              # After an error only that error is compared: a document cut short by a quote may be more than one
+              # to the stream (`"a"E00` is a string, then `E00`), the error is the same.
+              case List.last(lines_expected) do
+                {:error, _, _} = error -> got == error
+                _ -> got == lines_expected
+              end
+            end)
+        end
+      ),
+      100
+    )
+  end
+
+  defp run_at_x(chunks) do
+    run(JStream.decode_array(chunks, at: "/x"))
+  rescue
+    e in RustyJson.PathError -> [{:path_error, e.reason}]
+  end
 end

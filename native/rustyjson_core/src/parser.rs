@@ -584,5 +584,6 @@ pub use builder::{Builder, Str};
 pub use expected_key::ExpectedKey;
 pub use stacks::Stacks;
 pub use strings::string_at;
+pub(crate) use strings::{scan_escape, EscapeScan, ESCAPE_MAX};
 #[cfg(test)]
 mod tests;

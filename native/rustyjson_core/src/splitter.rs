@@ -1,12 +1,15 @@
 //! A resumable splitter for streams of JSON: fed chunks one after another, it finds where top-level values end.
 //!
 //! Each byte is looked at once; the state between chunks is a handful of counters and flags (depth, inside a
-//! string, after a backslash, inside a scalar, the absolute offset and the newline count), so a value may be cut
-//! anywhere: inside a string, an escape, a number or a multi-byte character. Depth is a counter, never recursion,
+//! string, inside a scalar, the absolute offset and the newline count) and the first bytes of an escape cut by
+//! the chunk's end, so a value may be cut anywhere: inside a string, an escape, a number or a multi-byte
+//! character. Depth is a counter, never recursion,
 //! and bracket kinds are not matched (`[1}` is one item; the parser rejects it).
 //!
 //! The splitter does not validate items: the parser does. It only finds their extent, and it must never cut a
-//! valid item wrong. Two modes:
+//! valid item wrong, nor an invalid one short of what the parser reads to report its error: an escape spans what
+//! the parser's own check reads of it (up to `\uXXXX\uXXXX`, quotes included), and an invalid one ends its item
+//! right after those bytes, so the item's error is `decode/2`'s on the whole text, whatever the chunks. Two modes:
 //!
 //! * [`Mode::Documents`]: JSON Lines / NDJSON (`\n` or `\r\n`, blank lines allowed) and concatenated or
 //!   whitespace-separated documents: every top-level value is an item. A scalar (number, literal) ends at the
@@ -18,6 +21,8 @@
 //!
 //! Newlines inside strings are not counted: a raw newline there is invalid JSON, so the item fails at or before
 //! it and the stream stops; line numbers are exact up to the first error.
+
+use crate::parser::{scan_escape, EscapeScan, ESCAPE_MAX};
 
 /// What the items of the stream are.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -81,7 +86,8 @@ pub struct Splitter {
     /// Open containers inside the current item.
     depth: u64,
     in_string: bool,
-    escaped: bool,
+    /// The escape cut by the last chunk's end, if one is.
+    escape: Option<CutEscape>,
     in_scalar: bool,
     /// Absolute offset of the next byte to scan.
     offset: u64,
@@ -94,6 +100,14 @@ pub struct Splitter {
     nested: bool,
     /// A nested array's end (after its `]`), once reached.
     array_end: Option<u64>,
+}
+
+/// The first bytes of an escape (from its backslash) that a chunk's end cut: as many as the parser reads of it
+/// at most.
+#[derive(Clone, Copy, Debug)]
+struct CutEscape {
+    bytes: [u8; ESCAPE_MAX],
+    len: usize,
 }
 
 #[inline]
@@ -178,7 +192,7 @@ impl Splitter {
             phase: Phase::Between,
             depth: 0,
             in_string: false,
-            escaped: false,
+            escape: None,
             in_scalar: false,
             offset: 0,
             newlines: 0,
@@ -400,7 +414,7 @@ impl Splitter {
     fn after_item(&mut self) {
         self.in_scalar = false;
         self.in_string = false;
-        self.escaped = false;
+        self.escape = None;
         self.depth = 0;
         self.phase = match self.mode {
             Mode::Documents => Phase::Between,
@@ -433,19 +447,44 @@ impl Splitter {
         }
         while i < n {
             if self.in_string {
-                if self.escaped {
-                    self.escaped = false;
-                    i += 1;
+                if let Some(cut) = &mut self.escape {
+                    // The escape cut by the last chunk's end goes on at `chunk[i]` (i is 0).
+                    let before = cut.len;
+                    let take = (ESCAPE_MAX - before).min(n - i);
+                    cut.bytes[before..before + take].copy_from_slice(&chunk[i..i + take]);
+                    cut.len += take;
+                    match scan_escape(&cut.bytes[..cut.len]) {
+                        // Valid only now: it ends in this chunk.
+                        EscapeScan::Valid(len) => i += len - before,
+                        EscapeScan::Invalid => return self.end_invalid(base, i + take, out),
+                        EscapeScan::NeedMore => return n,
+                    }
+                    self.escape = None;
                     continue;
                 }
                 match chunk[i..].iter().position(|&b| b == b'"' || b == b'\\') {
                     None => return n,
                     Some(k) => {
                         let j = i + k;
-                        i = j + 1;
                         if chunk[j] == b'\\' {
-                            self.escaped = true;
+                            let window = &chunk[j..n.min(j + ESCAPE_MAX)];
+                            match scan_escape(window) {
+                                EscapeScan::Valid(len) => i = j + len,
+                                EscapeScan::Invalid => {
+                                    return self.end_invalid(base, j + window.len(), out)
+                                }
+                                EscapeScan::NeedMore => {
+                                    let mut bytes = [0; ESCAPE_MAX];
+                                    bytes[..window.len()].copy_from_slice(window);
+                                    self.escape = Some(CutEscape {
+                                        bytes,
+                                        len: window.len(),
+                                    });
+                                    return n;
+                                }
+                            }
                         } else {
+                            i = j + 1;
                             self.in_string = false;
                             if self.depth == 0 {
                                 self.end_item(base + i as u64, out);
@@ -473,6 +512,15 @@ impl Splitter {
             }
         }
         n
+    }
+
+    /// An invalid escape ends its item at `chunk[end]`, right after the bytes the parser reads of it: the item's
+    /// error is then the one the parser reports on the whole text. The splitting goes on after it (anything it
+    /// reports comes later in the stream than the item's error).
+    #[cold]
+    fn end_invalid(&mut self, base: u64, end: usize, out: &mut Vec<Span>) -> usize {
+        self.end_item(base + end as u64, out);
+        end
     }
 
     fn error_at(&self, at: u64) -> SplitError {

@@ -4,10 +4,20 @@
 //! finds them when asked, within ~0.5 ms of a normal scheduler (`decode::ItemDecoder`). The items it leaves come
 //! back as one binary of big-endian `u64` triples (start, end, line), cheap to build and to match however many
 //! items a chunk holds.
+//!
+//! A call whose envelope token (`decode_array(at:)`) was carried from earlier chunks and is long runs on a dirty
+//! CPU scheduler (`enif_schedule_nif`): once the token ends it is validated whole, and its buffer grows by copies
+//! of its size, both work in proportion to the token, not to the chunk.
 
+use std::ffi::c_int;
 use std::sync::Mutex;
 
+use crate::continuation;
+
 use crate::decode::{ItemDecoder, SPAN_BYTES};
+use rustler::sys::{
+    enif_make_badarg, enif_schedule_nif, ErlNifEnv, ErlNifTerm, ERL_NIF_DIRTY_JOB_CPU_BOUND,
+};
 use rustler::types::atom::nil;
 use rustler::{Atom, Binary, Encoder, Env, NifResult, OwnedBinary, ResourceArc, Term};
 use rustyjson_core::splitter::at_path::{Failure, Found, PathSplitter};
@@ -15,6 +25,10 @@ use rustyjson_core::splitter::{End, Mode, Span, SplitError, Splitter};
 
 /// The most bytes one `split_chunk/3` call scans (the Elixir side cuts larger chunks).
 pub const MAX_CHUNK: usize = 64 * 1024;
+
+/// A call whose carried envelope token, with the chunk, is longer than this runs on a dirty scheduler (a normal
+/// one validates 1 MiB of string in well under a millisecond).
+const DIRTY_CARRY: usize = 1 << 20;
 
 rustler::atoms! { documents, array_items, at, array, missing, not_an_array }
 
@@ -58,6 +72,14 @@ impl Split {
         match self {
             Split::Plain(s) => s.open_item(),
             Split::AtPath(s) => s.open_item(),
+        }
+    }
+
+    /// Whether a call adding `more` bytes belongs on a dirty scheduler (a long carried envelope token).
+    fn long_carry(&self, more: usize) -> bool {
+        match self {
+            Split::Plain(_) => false,
+            Split::AtPath(s) => s.carried() + more > DIRTY_CARRY,
         }
     }
 }
@@ -111,6 +133,26 @@ pub fn chunk<'a>(
     chunk: Term<'a>,
     opts: Term<'a>,
 ) -> NifResult<Term<'a>> {
+    let size = chunk.decode::<Binary>()?.len();
+    let long = splitter
+        .0
+        .lock()
+        .map_err(|_| rustler::Error::BadArg)?
+        .long_carry(size);
+    if long {
+        let args = [splitter.encode(env), chunk, opts];
+        return Ok(to_dirty(env, c"split_chunk", chunk_dirty, &args));
+    }
+    chunk_here(env, splitter, chunk, opts)
+}
+
+/// [`chunk`] on the scheduler it runs on.
+fn chunk_here<'a>(
+    env: Env<'a>,
+    splitter: ResourceArc<StreamSplitter>,
+    chunk: Term<'a>,
+    opts: Term<'a>,
+) -> NifResult<Term<'a>> {
     let bytes: Binary = chunk.decode()?;
     let bytes = bytes.as_slice();
     if bytes.len() > MAX_CHUNK {
@@ -146,6 +188,20 @@ pub fn chunk<'a>(
 /// short), the error at the end (an array without its `]`, an envelope cut short), or nil, and what the path
 /// held: `:array` (always, without a path), `:missing` or `:not_an_array`.
 pub fn finish(env: Env<'_>, splitter: ResourceArc<StreamSplitter>) -> NifResult<Term<'_>> {
+    let long = splitter
+        .0
+        .lock()
+        .map_err(|_| rustler::Error::BadArg)?
+        .long_carry(0);
+    if long {
+        let args = [splitter.encode(env)];
+        return Ok(to_dirty(env, c"split_finish", finish_dirty, &args));
+    }
+    finish_here(env, splitter)
+}
+
+/// [`finish`] on the scheduler it runs on.
+fn finish_here(env: Env<'_>, splitter: ResourceArc<StreamSplitter>) -> NifResult<Term<'_>> {
     let mut s = splitter.0.lock().map_err(|_| rustler::Error::BadArg)?;
     let (end, found, error) = match &mut *s {
         Split::Plain(s) => {
@@ -172,6 +228,70 @@ pub fn finish(env: Env<'_>, splitter: ResourceArc<StreamSplitter>) -> NifResult<
         found,
     )
         .encode(env))
+}
+
+type Continuation = unsafe extern "C" fn(*mut ErlNifEnv, c_int, *const ErlNifTerm) -> ErlNifTerm;
+
+/// The call continued by `next` with `args` on a dirty CPU scheduler.
+fn to_dirty<'a>(
+    env: Env<'a>,
+    name: &std::ffi::CStr,
+    next: Continuation,
+    args: &[Term<'a>],
+) -> Term<'a> {
+    let args: Vec<ErlNifTerm> = args.iter().map(|t| t.as_c_arg()).collect();
+    unsafe {
+        Term::new(
+            env,
+            enif_schedule_nif(
+                env.as_c_arg(),
+                name.as_ptr(),
+                ERL_NIF_DIRTY_JOB_CPU_BOUND as c_int,
+                next,
+                args.len() as c_int,
+                args.as_ptr(),
+            ),
+        )
+    }
+}
+
+/// The result term, or `badarg` raised.
+fn or_badarg<'a>(env: Env<'a>, result: NifResult<Term<'a>>) -> Term<'a> {
+    result.unwrap_or_else(|_| unsafe { Term::new(env, enif_make_badarg(env.as_c_arg())) })
+}
+
+/// [`chunk`] continued on a dirty scheduler: `argv` is `[splitter, chunk, opts]`.
+unsafe extern "C" fn chunk_dirty(
+    env: *mut ErlNifEnv,
+    argc: c_int,
+    argv: *const ErlNifTerm,
+) -> ErlNifTerm {
+    continuation::run(env, argc, argv, |env, args| {
+        let result = match *args {
+            [splitter, chunk, opts] => splitter
+                .decode()
+                .and_then(|splitter| chunk_here(env, splitter, chunk, opts)),
+            _ => Err(rustler::Error::BadArg),
+        };
+        or_badarg(env, result)
+    })
+}
+
+/// [`finish`] continued on a dirty scheduler: `argv` is `[splitter]`.
+unsafe extern "C" fn finish_dirty(
+    env: *mut ErlNifEnv,
+    argc: c_int,
+    argv: *const ErlNifTerm,
+) -> ErlNifTerm {
+    continuation::run(env, argc, argv, |env, args| {
+        let result = match *args {
+            [splitter] => splitter
+                .decode()
+                .and_then(|splitter| finish_here(env, splitter)),
+            _ => Err(rustler::Error::BadArg),
+        };
+        or_badarg(env, result)
+    })
 }
 
 fn spans_binary<'a>(env: Env<'a>, spans: &[Span]) -> Term<'a> {

@@ -456,12 +456,20 @@ impl Locator {
                     self.scanned = 0;
                     return true;
                 }
-                if j + 1 >= input.len() {
-                    // The escaped byte is in the next piece: scan from the backslash again.
-                    self.scanned = j - start;
-                    return false;
+                // The escape spans what the parser reads of it (a quote in a `\u` escape is no string end).
+                match scan_escape(&input[j..]) {
+                    EscapeScan::Valid(len) => i = j + len,
+                    // The parser's error on it is final: these bytes decide it.
+                    EscapeScan::Invalid => {
+                        self.scanned = 0;
+                        return true;
+                    }
+                    // Decided by the next piece: scan from the backslash again.
+                    EscapeScan::NeedMore => {
+                        self.scanned = j - start;
+                        return false;
+                    }
                 }
-                i = j + 2;
             }
         } else if input[i.min(input.len())..].iter().any(|&b| ends_scalar(b)) {
             self.scanned = 0;

@@ -86,76 +86,118 @@ impl Parser<'_> {
         }
     }
 
-    /// Unescapes the escape at `at` (a backslash) into `scratch`; returns the position after it. Errors are
-    /// Jason's (`escape`, `escapeu`, `escape_surrogate` in its decoder.ex): a byte below `u` that cannot follow a
-    /// backslash at that byte; a byte above `u`, input ending right after the backslash, or fewer than 4 bytes
-    /// after `\u`, at the backslash;
-    /// a `\uXXXX` that is not hex or a lone low surrogate, as its 6-byte token; a high surrogate not followed by
-    /// `\u` and 4 bytes, at the byte after it; then the second escape's last two digits not hex, as that 6-byte
-    /// token, and its first two not `DC`-`DF`, as the 12-byte token of the pair.
+    /// Unescapes the escape at `at` (a backslash) into `scratch` ([`escape_at`]); returns the position after it.
+    #[inline(always)]
     fn escape(&mut self, at: usize) -> Result<usize, ParseError> {
-        let input = self.input;
-        let simple = match input.get(at + 1) {
-            Some(b'"') => b'"',
-            Some(b'\\') => b'\\',
-            Some(b'/') => b'/',
-            Some(b'b') => 0x08,
-            Some(b'f') => 0x0C,
-            Some(b'n') => b'\n',
-            Some(b'r') => b'\r',
-            Some(b't') => b'\t',
-            Some(b'u') => {
-                let Some(hex) = input.get(at + 2..at + 6) else {
-                    return Err(ParseError::UnexpectedByte(at));
+        let (end, cp) = escape_at(self.input, at)?;
+        if cp < 0x80 {
+            self.scratch.push(cp as u8);
+        } else {
+            let ch = char::from_u32(cp).expect("surrogates handled by escape_at");
+            let mut utf8 = [0u8; 4];
+            self.scratch
+                .extend_from_slice(ch.encode_utf8(&mut utf8).as_bytes());
+        }
+        Ok(end)
+    }
+}
+
+/// The most bytes an escape spans, and the most [`escape_at`] reads: a surrogate pair, `\uXXXX\uXXXX`.
+pub(crate) const ESCAPE_MAX: usize = 12;
+
+/// The escape at `input[at]` (a backslash): the position after it and the code point it stands for. Errors are
+/// Jason's (`escape`, `escapeu`, `escape_surrogate` in its decoder.ex): a byte below `u` that cannot follow a
+/// backslash at that byte; a byte above `u`, input ending right after the backslash, or fewer than 4 bytes
+/// after `\u`, at the backslash;
+/// a `\uXXXX` that is not hex or a lone low surrogate, as its 6-byte token; a high surrogate not followed by
+/// `\u` and 4 bytes, at the byte after it; then the second escape's last two digits not hex, as that 6-byte
+/// token, and its first two not `DC`-`DF`, as the 12-byte token of the pair.
+///
+/// Reads no byte past `at + ESCAPE_MAX`, whatever they are (a quote too): the stream's splitters ask it where an
+/// escape ends ([`scan_escape`]), so that they cut a string where the parser ends it.
+#[inline(always)]
+pub(crate) fn escape_at(input: &[u8], at: usize) -> Result<(usize, u32), ParseError> {
+    let simple = match input.get(at + 1) {
+        Some(b'"') => b'"',
+        Some(b'\\') => b'\\',
+        Some(b'/') => b'/',
+        Some(b'b') => 0x08,
+        Some(b'f') => 0x0C,
+        Some(b'n') => b'\n',
+        Some(b'r') => b'\r',
+        Some(b't') => b'\t',
+        Some(b'u') => {
+            let Some(hex) = input.get(at + 2..at + 6) else {
+                return Err(ParseError::UnexpectedByte(at));
+            };
+            let Some(mut cp) = hex4(hex) else {
+                return Err(ParseError::Token {
+                    start: at,
+                    end: at + 6,
+                });
+            };
+            let mut end = at + 6;
+            if (0xD800..0xDC00).contains(&cp) {
+                // A high surrogate must be followed by `\u` and a low surrogate.
+                let low = match input.get(end..end + 6) {
+                    Some([b'\\', b'u', hex @ ..]) => hex,
+                    _ if end >= input.len() => return Err(ParseError::UnexpectedEnd(input.len())),
+                    _ => return Err(ParseError::UnexpectedByte(end)),
                 };
-                let Some(mut cp) = hex4(hex) else {
+                // Jason reads the last two digits first.
+                if hex4(&low[2..]).is_none() {
                     return Err(ParseError::Token {
-                        start: at,
-                        end: at + 6,
+                        start: end,
+                        end: end + 6,
                     });
-                };
-                let mut end = at + 6;
-                if (0xD800..0xDC00).contains(&cp) {
-                    // A high surrogate must be followed by `\u` and a low surrogate.
-                    let low = match input.get(end..end + 6) {
-                        Some([b'\\', b'u', hex @ ..]) => hex,
-                        _ => return Err(self.err_at(end)),
-                    };
-                    // Jason reads the last two digits first.
-                    if hex4(&low[2..]).is_none() {
-                        return Err(ParseError::Token {
-                            start: end,
-                            end: end + 6,
-                        });
-                    }
-                    match hex4(low) {
-                        Some(low) if (0xDC00..0xE000).contains(&low) => {
-                            cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
-                            end += 6;
-                        }
-                        _ => {
-                            return Err(ParseError::Token {
-                                start: at,
-                                end: end + 6,
-                            })
-                        }
-                    }
-                } else if (0xDC00..0xE000).contains(&cp) {
-                    return Err(ParseError::Token { start: at, end });
                 }
-                let ch = char::from_u32(cp).expect("surrogates handled above");
-                let mut utf8 = [0u8; 4];
-                self.scratch
-                    .extend_from_slice(ch.encode_utf8(&mut utf8).as_bytes());
-                return Ok(end);
+                match hex4(low) {
+                    Some(low) if (0xDC00..0xE000).contains(&low) => {
+                        cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+                        end += 6;
+                    }
+                    _ => {
+                        return Err(ParseError::Token {
+                            start: at,
+                            end: end + 6,
+                        })
+                    }
+                }
+            } else if (0xDC00..0xE000).contains(&cp) {
+                return Err(ParseError::Token { start: at, end });
             }
-            // Jason's jump table for the byte after a backslash ends at `u`: a byte past it, like the end of
-            // the input, falls to its catch-all clause, which reports the backslash.
-            Some(&c) if c < b'u' => return Err(ParseError::UnexpectedByte(at + 1)),
-            _ => return Err(ParseError::UnexpectedByte(at)),
-        };
-        self.scratch.push(simple);
-        Ok(at + 2)
+            return Ok((end, cp));
+        }
+        // Jason's jump table for the byte after a backslash ends at `u`: a byte past it, like the end of
+        // the input, falls to its catch-all clause, which reports the backslash.
+        Some(&c) if c < b'u' => return Err(ParseError::UnexpectedByte(at + 1)),
+        _ => return Err(ParseError::UnexpectedByte(at)),
+    };
+    Ok((at + 2, u32::from(simple)))
+}
+
+/// Where an escape ends, as the parser sees it, from its first bytes ([`scan_escape`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum EscapeScan {
+    /// A valid escape of this many bytes.
+    Valid(usize),
+    /// Invalid: the parser's error on it is the same whatever follows these bytes.
+    Invalid,
+    /// The bytes so far do not decide it: more are needed (the input goes on).
+    NeedMore,
+}
+
+/// How the escape whose backslash is `window[0]` scans, `window` being the bytes fed so far from it (any
+/// number; only the first [`ESCAPE_MAX`] are read). The parser's own check ([`escape_at`]) on them: valid
+/// then is valid on any longer input (it read only those bytes); invalid is final once it had all the bytes it
+/// reads; short of them, the next bytes may make it valid or another error.
+#[inline]
+pub(crate) fn scan_escape(window: &[u8]) -> EscapeScan {
+    let window = &window[..window.len().min(ESCAPE_MAX)];
+    match escape_at(window, 0) {
+        Ok((len, _)) => EscapeScan::Valid(len),
+        Err(_) if window.len() == ESCAPE_MAX => EscapeScan::Invalid,
+        Err(_) => EscapeScan::NeedMore,
     }
 }
 

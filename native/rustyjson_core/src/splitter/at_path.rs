@@ -3,7 +3,10 @@
 //! The document around the array (its envelope) is walked by the parser's [`Locator`], which validates it as it
 //! goes and keeps nothing of it but the open containers; the array itself is split into items by a nested
 //! [`Splitter`], exactly as a top-level array is. A token of the envelope cut by a chunk's end is kept (only that
-//! token) and walked again with the next chunk; it is scanned for its end once in all, however small the chunks.
+//! token) and walked again with the next chunk: the next chunk is appended to it (each byte is copied into it
+//! once, not the whole token again at every chunk), and it is scanned for its end once in all, however small the
+//! chunks. Validating a long token once it ends is work in proportion to it: [`PathSplitter::carried`] tells the
+//! caller how long it is (the NIF moves such a call off a normal scheduler).
 
 use super::{count_newlines, End, Span, SplitError, Splitter};
 use crate::parser::locate::{LocateOptions, Located, Locator};
@@ -39,6 +42,8 @@ pub struct PathSplitter {
     /// The envelope token cut by the last chunk's end, and its offset.
     carry: Vec<u8>,
     carry_at: u64,
+    /// Bytes copied into or moved inside `carry` so far (a test's measure of the work: linear in the stream).
+    copied: u64,
     /// The offset of the next byte to be fed, and the newlines of the envelope so far.
     offset: u64,
     newlines: u64,
@@ -60,6 +65,7 @@ impl PathSplitter {
             marks: (None, None),
             carry: Vec::new(),
             carry_at: 0,
+            copied: 0,
             offset: 0,
             newlines: 0,
             failed: None,
@@ -69,6 +75,16 @@ impl PathSplitter {
     /// Where the array's `[` is and where it ends (after its `]`), as far as known.
     pub fn marks(&self) -> (Option<u64>, Option<u64>) {
         self.marks
+    }
+
+    /// The bytes of the envelope token carried from the last chunk (the next chunk's walk starts with them).
+    pub fn carried(&self) -> usize {
+        self.carry.len()
+    }
+
+    /// The bytes copied into (or moved inside) the carried token so far.
+    pub fn copied(&self) -> u64 {
+        self.copied
     }
 
     /// Where the item in progress started, if one continues in the next chunk.
@@ -114,37 +130,78 @@ impl PathSplitter {
     /// Walks the envelope in `bytes` (at `at`), after the carried token: returns the index in `bytes` where the
     /// walk stopped (its end, or the array's `[`, where a nested splitter now starts).
     fn walk(&mut self, bytes: &[u8], at: u64, last: bool) -> Result<usize, Failure> {
-        let joined;
-        let (buf, buf_at) = if self.carry.is_empty() {
-            (bytes, at)
-        } else {
-            let mut carry = std::mem::take(&mut self.carry);
-            carry.extend_from_slice(bytes);
-            joined = carry;
-            (&joined[..], self.carry_at)
-        };
+        let carry = std::mem::take(&mut self.carry);
+        if carry.is_empty() {
+            return self.walk_in(bytes, at, last);
+        }
+        self.walk_carried(bytes, at, last, carry)
+    }
+
+    /// [`PathSplitter::walk`] after a carried token: `bytes` appended to it (only they are copied), the walk
+    /// resumes at the token, which the locator scans from where it stopped.
+    fn walk_carried(
+        &mut self,
+        bytes: &[u8],
+        at: u64,
+        last: bool,
+        mut carry: Vec<u8>,
+    ) -> Result<usize, Failure> {
+        carry.extend_from_slice(bytes);
+        self.copied += bytes.len() as u64;
+        let carry_at = self.carry_at;
+        let (stop, cut) = self.walk_buf(&carry, carry_at, at, last)?;
+        if let Some(pos) = cut {
+            // Cut again: keep the bytes from `pos` on, in the same buffer (what is dropped was walked; what is
+            // kept began in `bytes`, unless it is the same token, kept whole with no copy).
+            if pos > 0 {
+                carry.drain(..pos);
+                self.copied += carry.len() as u64;
+            }
+            // An emptied buffer is let go (a long token's would be held for nothing).
+            self.carry = if carry.is_empty() { Vec::new() } else { carry };
+            self.carry_at = carry_at + pos as u64;
+        }
+        Ok(stop)
+    }
+
+    /// [`PathSplitter::walk`] without a carried token: only a token cut by the end of `bytes` is copied.
+    fn walk_in(&mut self, bytes: &[u8], at: u64, last: bool) -> Result<usize, Failure> {
+        let (stop, cut) = self.walk_buf(bytes, at, at, last)?;
+        if let Some(pos) = cut {
+            self.carry = bytes[pos..].to_vec();
+            self.copied += self.carry.len() as u64;
+            self.carry_at = at + pos as u64;
+        }
+        Ok(stop)
+    }
+
+    /// Walks `buf` (at `buf_at`; `bytes`, fed at `at`, are its tail): the index in `bytes` where the walk stopped
+    /// and, when `buf` ends inside a token, where in `buf` that token starts (to be carried).
+    fn walk_buf(
+        &mut self,
+        buf: &[u8],
+        buf_at: u64,
+        at: u64,
+        last: bool,
+    ) -> Result<(usize, Option<usize>), Failure> {
         self.locator.set_base(buf_at);
         let mut pos = 0;
         let located = self.locator.run(buf, &mut pos, usize::MAX, None, last);
         let before = self.newlines;
         self.newlines += count_newlines(&buf[..pos.min(buf.len())]);
-        let stop = match located {
+        let (stop, cut) = match located {
             Ok(Located::Array(start)) => {
                 let open = buf_at + start as u64;
                 self.marks.0 = Some(open);
                 self.array = Some(Splitter::nested_array(open, self.newlines));
-                start
+                (start, None)
             }
-            Ok(Located::NeedMore) => {
-                self.carry = buf[pos..].to_vec();
-                self.carry_at = buf_at + pos as u64;
-                buf.len()
-            }
-            Ok(_) => buf.len(),
+            Ok(Located::NeedMore) => (buf.len(), Some(pos)),
+            Ok(_) => (buf.len(), None),
             Err(e) => return Err(self.fail(e, buf, buf_at, before)),
         };
         // Back to an index in `bytes` (the carried bytes came before it; the array's `[` never is one of them).
-        Ok(stop.saturating_sub((at - buf_at) as usize))
+        Ok((stop.saturating_sub((at - buf_at) as usize), cut))
     }
 
     #[cold]

@@ -1,5 +1,5 @@
 use super::*;
-use crate::parser::{parse_value, Builder, Stacks, Str};
+use crate::parser::{parse, parse_value, Builder, ParseError, Stacks, Str};
 
 #[derive(Debug, PartialEq)]
 struct Run {
@@ -82,7 +82,7 @@ fn items<'a>(input: &'a [u8], r: &Run) -> Vec<&'a str> {
 }
 
 /// Builds nothing: the tests below only need where the parser says a value ends.
-struct Nothing;
+pub(super) struct Nothing;
 
 impl Builder for Nothing {
     type V = ();
@@ -378,5 +378,105 @@ fn newlines_counted_in_blocks() {
             u32::from(b == b'\n'),
             "{b}"
         );
+    }
+}
+
+/// Escapes cut short or damaged (fewer than 4 hex digits, a high surrogate followed by a bad or cut `\u`, a
+/// quote inside one), and valid ones: the tests put them in strings whose closing quote follows at once, so a
+/// quote often falls inside what the parser reads of the escape.
+pub(super) const ESCAPES: &[&str] = &[
+    r"\u",
+    r"\u1",
+    r"\u12",
+    r"\u123",
+    r"\u12x4",
+    r"\uD83D",
+    r"\uD83D\u",
+    r"\uD83D\u1",
+    r"\uD83D\uDE0",
+    r#"\uD83D\u"E00"#,
+    r#"\uD83D\uDE"0"#,
+    r"\uD83D\u00E9",
+    r"\uD83Dx",
+    r"\uDE00",
+    r"\x",
+    r"\",
+    r"\uD83D\uDE00",
+    r"\u00e9",
+    r#"\""#,
+];
+
+/// An error as the stream reports it: the absolute position and the token (a [`ParseError::Token`]'s bytes).
+pub(super) type Reported = (u64, Option<Vec<u8>>);
+
+/// `e`, the parser's error on `input`, which starts at offset `at` of the stream.
+pub(super) fn reported(input: &[u8], e: ParseError, at: u64) -> Reported {
+    match e {
+        ParseError::Token { start, end } => (at + start as u64, Some(input[start..end].to_vec())),
+        ParseError::UnexpectedByte(p) | ParseError::UnexpectedEnd(p) => (at + p as u64, None),
+        e => panic!("not a syntax error: {e:?}"),
+    }
+}
+
+/// What a stream reports for `input` split as `r`: the first item the parser rejects (items are decoded in
+/// order, before the splitter's own error is raised), else the splitter's error.
+fn stream_error(input: &[u8], r: &Run) -> Option<Reported> {
+    for &(start, end, _) in &r.items {
+        let item = &input[start as usize..end as usize];
+        if let Err(e) = parse(item, &mut Nothing) {
+            return Some(reported(item, e, start));
+        }
+    }
+    r.error.map(|(position, _)| (position, None))
+}
+
+/// The parser's first error reading `input` as documents one after another.
+fn documents_error(input: &[u8]) -> Option<Reported> {
+    let mut pos = 0;
+    loop {
+        while input.get(pos).is_some_and(|&b| is_whitespace(b)) {
+            pos += 1;
+        }
+        if pos == input.len() {
+            return None;
+        }
+        if let Err(e) = parse_value(input, &mut Nothing, &mut Stacks::default(), &mut pos) {
+            return Some(reported(input, e, 0));
+        }
+    }
+}
+
+#[test]
+fn damaged_escapes_fail_as_the_parser_fails_on_the_whole_text_whatever_the_cuts() {
+    for escape in ESCAPES {
+        let array = format!(r#"[1,"a{escape}",{{"k":"{escape}"}}]"#);
+        let documents = format!("{{\"a\":1}}\n\"{escape}\"\n[\"{escape}\"] 2\n");
+        for (mode, text) in [(Mode::ArrayItems, array), (Mode::Documents, documents)] {
+            let text = text.as_bytes();
+            // Cut by the end of the stream, too, anywhere from the first escape on.
+            let first = text.iter().position(|&b| b == b'\\').unwrap();
+            for len in first..=text.len() {
+                let input = &text[..len];
+                let expected = match mode {
+                    Mode::ArrayItems => parse(input, &mut Nothing)
+                        .err()
+                        .map(|e| reported(input, e, 0)),
+                    Mode::Documents => documents_error(input),
+                };
+                let mut cuts: Vec<Vec<usize>> = (0..=len).map(|cut| vec![cut]).collect();
+                cuts.push((1..len).collect());
+                for cuts in &cuts {
+                    for direct in [None, Some(0)] {
+                        let r = run_with(mode, input, cuts, direct);
+                        assert_eq!(
+                            stream_error(input, &r),
+                            expected,
+                            "{mode:?} {:?} cut at {cuts:?}",
+                            String::from_utf8_lossy(input)
+                        );
+                    }
+                }
+            }
+        }
     }
 }

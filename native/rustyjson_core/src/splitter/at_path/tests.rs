@@ -1,6 +1,7 @@
 //! The path splitter against the whole document: the same items and errors whatever the cuts.
 
 use super::*;
+use crate::splitter::tests::{reported, Nothing, Reported, ESCAPES};
 
 /// The items' texts (or the error's position), the marks and what was found, for `doc` cut into `pieces`.
 fn split(pieces: &[&[u8]], pointer: &[&str]) -> (Vec<String>, Option<u64>, Option<Found>) {
@@ -122,4 +123,94 @@ fn an_envelope_error_has_its_line_and_token() {
             token: b"\\u12x4".to_vec()
         }))
     );
+}
+
+/// What a stream at `pointer` reports for `doc` fed as `pieces`: the first item the parser rejects, else the
+/// splitter's error (an envelope error names its token when it is one, as the Elixir side does).
+fn stream_error(doc: &[u8], pieces: &[&[u8]], pointer: &[&str]) -> Option<Reported> {
+    let mut s = PathSplitter::new(pointer, Limits::default());
+    let mut spans = Vec::new();
+    let mut failure = None;
+    for piece in pieces {
+        if let Err(e) = s.feed_direct(piece, &mut spans, &mut Vec::<()>::new(), |_, _| None) {
+            failure = Some(e);
+            break;
+        }
+    }
+    if failure.is_none() {
+        match s.finish() {
+            Ok((end, _)) => {
+                spans.extend(end.last);
+                failure = end.error.map(Failure::Array);
+            }
+            Err(e) => failure = Some(e),
+        }
+    }
+    for span in &spans {
+        let item = &doc[span.start as usize..span.end as usize];
+        if let Err(e) = crate::parser::parse(item, &mut Nothing) {
+            return Some(reported(item, e, span.start));
+        }
+    }
+    failure.map(|f| match f {
+        Failure::Array(e) => (e.position, None),
+        Failure::Envelope(e) => (e.position, (e.token.len() > 1).then_some(e.token)),
+    })
+}
+
+#[test]
+fn damaged_escapes_fail_as_the_parser_fails_on_the_whole_document_whatever_the_cuts() {
+    for escape in ESCAPES {
+        for doc in [
+            format!(r#"{{"k":"{escape}","d":[1]}}"#),
+            format!(r#"{{"{escape}":1,"d":[]}}"#),
+            format!(r#"{{"d":[1,"{escape}"],"z":"{escape}"}}"#),
+        ] {
+            let doc = doc.as_bytes();
+            let first = doc.iter().position(|&b| b == b'\\').unwrap();
+            for len in first..=doc.len() {
+                let doc = &doc[..len];
+                let expected = crate::parser::parse(doc, &mut Nothing)
+                    .err()
+                    .map(|e| reported(doc, e, 0));
+                let bytes: Vec<&[u8]> = doc.chunks(1).collect();
+                let name = String::from_utf8_lossy(doc);
+                assert_eq!(stream_error(doc, &bytes, &["d"]), expected, "{name} bytes");
+                for cut in 0..=len {
+                    let pieces = [&doc[..cut], &doc[cut..]];
+                    assert_eq!(
+                        stream_error(doc, &pieces, &["d"]),
+                        expected,
+                        "{name} cut at {cut}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn a_long_envelope_token_is_copied_once_however_small_the_chunks() {
+    // Appended chunk by chunk: copying the whole carried token again at every chunk was quadratic (a 4 MB string
+    // in 64 KiB chunks copied 125 MB, in 1 KiB chunks 8 GB).
+    let doc = format!(r#"{{"meta":"{}","data":[1,2]}}"#, "a".repeat(4_000_000));
+    for size in [65_536, 1_024, 7] {
+        let mut s = PathSplitter::new(&["data"], Limits::default());
+        let mut spans = Vec::new();
+        let mut longest = 0;
+        for piece in doc.as_bytes().chunks(size) {
+            s.feed_direct(piece, &mut spans, &mut Vec::<()>::new(), |_, _| None)
+                .unwrap();
+            longest = longest.max(s.carried());
+        }
+        assert_eq!(s.finish().unwrap().1, Found::Array);
+        assert_eq!(texts(doc.as_bytes(), &spans), ["1", "2"]);
+        assert!(longest > 3_900_000, "the string was carried: {longest}");
+        assert_eq!(s.carried(), 0, "and let go");
+        assert!(
+            s.copied() < doc.len() as u64 + 2 * size as u64,
+            "{size}-byte chunks: {} bytes copied",
+            s.copied()
+        );
+    }
 }
