@@ -6,15 +6,22 @@
 #   mix run bench/worst_case.exs            # options: --runs N (timed runs per input, the minimum is kept;
 #                                           # default 3), --scale F (multiplies every size; default 1.0),
 #                                           # --out PATH (also write the table), --only TEXT (classes whose
-#                                           # name contains TEXT)
+#                                           # name contains TEXT; `--only depth`: the depth table alone)
+#
+# Then a second table: lists and maps nested 100k to 1M deep, encoded and decoded, jiffy beside (when its
+# package is installed; "error" where it refuses or crashes): the time must grow linearly with the depth.
 #
 # Each call runs in a fresh process, as in a request process; the time includes the scheduler hop to a dirty
 # scheduler and the garbage collection that moves a decoded term into the process's heap.
 import Bitwise
+Code.require_file("../test/support/apt_libs.exs", __DIR__)
+# jiffy where the VM's suite packages it (not in Debian sid).
+RustyJson.AptLibs.add_paths_if_present([:jiffy])
 Code.require_file("timed_calls.exs", __DIR__)
 
 defmodule RustyJson.Bench.WorstCase do
   @moduledoc false
+  alias RustyJson.Bench.TimedCalls
 
   def main(argv) do
     {opts, _} =
@@ -35,10 +42,74 @@ defmodule RustyJson.Bench.WorstCase do
       end
 
     rows = Enum.sort_by(rows, &(-&1.large.us / &1.large.bytes))
-    table = table(rows, runs)
-    IO.puts(table)
-    if opts[:out], do: File.write!(opts[:out], table <> "\n")
+    tables = if rows == [], do: [], else: [table(rows, runs)]
+
+    tables =
+      if opts[:only] in [nil, "depth"],
+        do: tables ++ [depth_table(round(scale * 100_000), runs)],
+        else: tables
+
+    text = Enum.join(tables, "\n\n")
+    IO.puts(text)
+    if opts[:out], do: File.write!(opts[:out], text <> "\n")
   end
+
+  # Nesting depth: the encoder keeps each slice's checkpoint to the frames that slice touched (the frames under
+  # them are shared from the previous checkpoint), so its time, like the decoder's, grows linearly with the depth.
+  defp depth_table(base, runs) do
+    jiffy? = Code.ensure_loaded?(:jiffy)
+
+    rows =
+      for {kind, nest} <- [lists: &[&1], maps: &%{"a" => &1}],
+          n <- Enum.map([1, 2, 4, 10], &(&1 * base)) do
+        term = Enum.reduce(1..n, 1, fn _, acc -> nest.(acc) end)
+        json = RustyJson.encode!(term)
+        encode = TimedCalls.run(fn -> ok(RustyJson.encode(term)) end, runs)
+        decode = TimedCalls.run(fn -> ok(RustyJson.decode(json)) end, runs)
+        jiffy_encode = if jiffy?, do: jiffy(fn -> :jiffy.encode(term) end, runs)
+        jiffy_decode = if jiffy?, do: jiffy(fn -> :jiffy.decode(json, [:return_maps]) end, runs)
+
+        IO.puts(
+          :stderr,
+          "#{kind} #{fmt_n(n)} deep: encode #{us(encode.us)}, decode #{us(decode.us)}"
+        )
+
+        "| #{kind} | #{fmt_n(n)} | #{us(encode.us)} | #{jiffy_us(jiffy_encode)} | " <>
+          "#{us(decode.us)} | #{jiffy_us(jiffy_decode)} | #{hold(encode.hold_ms)} / #{hold(decode.hold_ms)} |"
+      end
+
+    Enum.join(
+      [
+        "| nested | depth | RustyJson encode | jiffy encode | RustyJson decode | jiffy decode | longest normal-scheduler hold (RustyJson encode / decode) |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |" | rows
+      ],
+      "\n"
+    ) <>
+      "\n\n`[[[...1]]]` and `%{\"a\" => %{\"a\" => ...1}}`; minimum of #{runs} runs, each call in a fresh " <>
+      "process." <> if(jiffy?, do: "", else: " jiffy is not installed (-).")
+  end
+
+  # jiffy's time, or :error when it refuses the input or crashes (deep input can exhaust what it allows).
+  defp jiffy(call, runs) do
+    tried =
+      Task.async(fn ->
+        try do
+          call.()
+          :ok
+        catch
+          _, _ -> :error
+        end
+      end)
+
+    case Task.await(tried, :infinity) do
+      :ok -> TimedCalls.run(fn -> call.() end, runs)
+      :error -> :error
+    end
+  end
+
+  defp jiffy_us(nil), do: "-"
+  defp jiffy_us(:error), do: "error"
+  defp jiffy_us(%{us: t}), do: us(t)
 
   # {name, operation, small size parameter, fn n -> {input size in bytes, the call}}. The call returns :ok only
   # for the expected outcome, so a wrong answer stops the script.
@@ -229,7 +300,7 @@ defmodule RustyJson.Bench.WorstCase do
     {bytes, call} = build.(n)
 
     # The call's result is checked in the process that runs it (a clean result or a clean error).
-    timed = RustyJson.Bench.TimedCalls.run(fn -> :ok = call.() end, runs)
+    timed = TimedCalls.run(fn -> :ok = call.() end, runs)
     Map.merge(%{n: n, bytes: bytes}, timed)
   end
 

@@ -148,6 +148,12 @@ defmodule RustyJson.Native do
 
   @doc false
   def allocator_peak, do: not_loaded()
+
+  @doc false
+  # `{checkpoints, frames_saved, frames_restored}`: how many times encode stopped a walk to continue it later,
+  # the open containers' frames those checkpoints wrote, and the frames taken up again (for tests that bound this
+  # work by count: deep nesting must cost each slice O(1), not O(depth)).
+  def encode_stats, do: not_loaded()
   def decode_dirty(_input, _opts), do: not_loaded()
 
   @doc false

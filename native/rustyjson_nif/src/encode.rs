@@ -4,12 +4,13 @@
 //! Scheduling: the walk starts on the calling (normal) scheduler with a time limit (`TIME_LIMIT`; the clock is read
 //! every `CHECK_EVERY` work units). Small terms finish within it and never pay a scheduler hop. When the time is
 //! up, the walk stops at the last point between two elements (a `Mark`) and the call yields: it is rescheduled with
-//! the output so far (in a `Partial` resource) and each open container's position, the stack is rebuilt from those
-//! positions and the walk goes on for another slice. It stays on the normal scheduler, like jiffy, so a big encode
-//! never holds a thread other processes wait for; it moves to a dirty CPU scheduler (no limit) only when resuming
-//! would cost too much (open containers far into long lists or big maps, whose positions are found again by
-//! walking), when a slice made no progress (one string longer than a slice), or when the walk cannot be carried
-//! (`maps: :strict`, pending holes).
+//! the output so far (in a `Partial` resource) and each open container's position, in a list whose part under the
+//! frames the slice touched is the previous checkpoint's, shared (so a slice costs what it did, however deep the
+//! nesting), and the walk goes on for another slice, taking frames up from that list as it closes the ones above.
+//! It stays on the normal scheduler, like jiffy, so a big encode never holds a thread other processes wait for; it
+//! moves to a dirty CPU scheduler (no limit) only when resuming would cost too much (open hash maps far into their
+//! pairs, whose positions are found again by stepping or listing), when a slice made no progress (one string longer
+//! than a slice), or when the walk cannot be carried (`maps: :strict`, pending holes).
 //!
 //! Structs: fragments, ordered objects, Calendar.ISO dates and times, and derived structs whose compiled template
 //! is registered (`register_template`, a global table keyed by module atom) are written here in the same walk.
@@ -30,6 +31,7 @@ mod resume;
 mod scalars;
 mod schedule;
 mod sorted;
+mod stats;
 mod structs;
 mod templates;
 mod values;
@@ -37,6 +39,7 @@ mod walker;
 
 use rustler::{Env, Term};
 
+pub use stats::snapshot as stats;
 pub use templates::register_template;
 
 mod atoms {

@@ -262,4 +262,12 @@ fn allocator_peak() -> isize {
     alloc::peak()
 }
 
+/// `{checkpoints, frames_saved, frames_restored}`: the encoder's scheduling work since loading (`encode/stats.rs`),
+/// for tests that bound that work by count.
+#[rustler::nif]
+fn encode_stats() -> (u64, u64, u64) {
+    let [checkpoints, saved, restored] = encode::stats();
+    (checkpoints, saved, restored)
+}
+
 rustler::init!("Elixir.RustyJson.Native");

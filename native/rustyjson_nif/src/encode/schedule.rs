@@ -4,7 +4,6 @@
 use std::ffi::c_int;
 use std::mem::MaybeUninit;
 use std::sync::Mutex;
-use std::time::Instant;
 
 use crate::continuation;
 use rustler::sys::{
@@ -14,7 +13,6 @@ use rustler::{Encoder, Env, ResourceArc, Term};
 use rustyjson_core::buffer::Buffer;
 
 use super::atoms;
-use super::budget::Resume;
 use super::options::{decode_options, layout_len};
 use super::output::{detach, finish, finish_holes, BinStorage, STACK_BYTES};
 use super::walker::{Fail, Walker};
@@ -23,13 +21,14 @@ use super::walker::{Fail, Walker};
 type NifFn = unsafe extern "C" fn(*mut ErlNifEnv, c_int, *const ErlNifTerm) -> ErlNifTerm;
 
 /// Resuming steps each open hash map's iterator up to its position again (lists, ordered objects, flat maps and
-/// structs are taken up where they were): beyond this many elements in all, the call moves to a dirty scheduler
+/// structs are taken up where they were), when the walk reaches it: beyond this many elements in all, the call moves to a dirty scheduler
 /// instead of yielding (in a big heap a step can cost a cache miss: 50,000 of them up to about 0.5 ms, which a
 /// slice pays on top of its `TIME_LIMIT`).
 const RESUME_WALK_MAX: usize = 50_000;
 
 /// The same call, continued on a dirty CPU scheduler (no time limit): `argv` is `[term, opts]` (start over) or
-/// `[term, opts, partial, path]` (continue from a checkpoint: the output so far, and each frame's count).
+/// `[term, opts, partial, frames, depth, rewalk]` (continue from a checkpoint: the output so far, and the open
+/// frames as `budget::Checkpoint` lists them).
 unsafe extern "C" fn encode_dirty(
     env: *mut ErlNifEnv,
     argc: c_int,
@@ -55,7 +54,15 @@ unsafe fn continue_encode(
 ) -> ErlNifTerm {
     continuation::run(env, argc, argv, |env, args| match *args {
         [term, opts] => run(env, term, opts, normal, None),
-        [term, opts, partial, path] => run(env, term, opts, normal, Some((partial, path))),
+        [term, opts, partial, frames, depth, rewalk] => {
+            let at = Resumed {
+                partial,
+                frames,
+                depth: depth.decode().unwrap_or(0),
+                rewalk: rewalk.decode().unwrap_or(0),
+            };
+            run(env, term, opts, normal, Some(at))
+        }
         _ => rustler::types::atom::badarg().encode(env),
     })
 }
@@ -65,7 +72,7 @@ pub(super) fn run<'a>(
     term: Term<'a>,
     opts: Term<'a>,
     normal: bool,
-    resume: Option<(Term<'a>, Term<'a>)>,
+    resume: Option<Resumed<'a>>,
 ) -> Term<'a> {
     if normal && resume.is_none() && layout_len(opts) > LAYOUT_NORMAL_MAX {
         // One indentation of a long layout string is a piece no slice can split: the whole call runs dirty.
@@ -95,32 +102,28 @@ pub(super) fn run<'a>(
     let mut walker = Walker::new(env, &options, normal);
     let root = term.as_c_arg();
     let mut resumed = false;
-    let mut resumed_path = None;
-    if let Some((partial, path)) = resume {
-        let frames = decode_frames(path);
-        resumed_path = Some(frames.iter().map(|f| f.1).collect::<Vec<usize>>());
-        let taken = partial
+    // The output length the slice started from: a slice that ends with no more made no progress.
+    let mut resumed_len = None;
+    if let Some(at) = resume {
+        let taken = at
+            .partial
             .decode::<ResourceArc<Partial>>()
             .ok()
             .and_then(|p| p.0.lock().ok()?.take());
         if let Some((storage, len)) = taken {
-            if walker.resume_from(&frames) {
-                // SAFETY: the storage holds `len` written bytes in an allocated binary of `bin.size` bytes.
-                out = unsafe {
-                    let (data, cap) = (storage.bin.data, storage.bin.size);
-                    let mut b = Buffer::from_raw(data, cap, storage);
-                    b.advance(len);
-                    b
-                };
-                resumed = true;
-                // The slice's time starts after the rebuild (bounded by RESUME_WALK_MAX), so every slice moves
-                // the walk on by a full slice whatever the rebuild took.
-                if walker.limited {
-                    walker.started = Some(Instant::now());
-                }
-            } else {
-                walker.clear_stack();
-            }
+            // SAFETY: the storage holds `len` written bytes in an allocated binary of `bin.size` bytes.
+            out = unsafe {
+                let (data, cap) = (storage.bin.data, storage.bin.size);
+                let mut b = Buffer::from_raw(data, cap, storage);
+                b.advance(len);
+                b
+            };
+            // The frames are taken up as the walk reaches them (`Walker::pull_below`).
+            walker.below = at.frames.as_c_arg();
+            walker.below_depth = at.depth;
+            walker.below_rewalk = at.rewalk;
+            resumed = true;
+            resumed_len = Some(len);
         }
     }
     let mut result = walker.walk(root, &mut out, resumed);
@@ -161,30 +164,28 @@ pub(super) fn run<'a>(
         Err(Fail::Budget) => {
             // Continue from the last mark: for another slice on this scheduler when resuming is cheap and this
             // slice got somewhere, otherwise on a dirty scheduler (strict mode, sorted maps and pending holes start
-            // over there: their key sets, sorted pairs and holes are not carried).
-            let checkpoint = walker.checkpoint();
+            // over there: their key sets, sorted pairs and holes are not carried; so does a walk whose checkpoint
+            // no longer fits its term).
+            let carried = !(walker.restart || options.strict || options.sort || has_holes);
+            let checkpoint = carried.then(|| walker.checkpoint());
             let mark_len = walker.mark.len;
             drop(walker);
-            let frames = match checkpoint.frames {
-                Some(frames)
-                    if !(options.strict || options.sort || has_holes || frames.is_empty()) =>
-                {
-                    Some(frames)
-                }
-                _ => None,
-            };
-            let yield_here = frames.as_ref().is_some_and(|frames| {
-                checkpoint.rewalk <= RESUME_WALK_MAX
-                    && resumed_path != Some(frames.iter().map(|f| f.1).collect::<Vec<_>>())
-            });
-            let args: Vec<ErlNifTerm> = if let Some(frames) = frames {
+            let checkpoint = checkpoint.filter(|c| c.frames.is_some() && c.depth > 0);
+            let progressed = resumed_len.is_none_or(|len| mark_len > len);
+            let yield_here = checkpoint
+                .as_ref()
+                .is_some_and(|c| c.rewalk <= RESUME_WALK_MAX && progressed);
+            let carried = checkpoint.and_then(|c| Some((c.frames?, c.depth, c.rewalk)));
+            let args: Vec<ErlNifTerm> = if let Some((frames, depth, rewalk)) = carried {
                 out.truncate(mark_len);
                 let partial = ResourceArc::new(Partial(Mutex::new(Some(detach(out)))));
                 vec![
                     term.as_c_arg(),
                     opts.as_c_arg(),
                     partial.encode(env).as_c_arg(),
-                    encode_frames(env, &frames),
+                    frames,
+                    (depth as u64).encode(env).as_c_arg(),
+                    (rewalk as u64).encode(env).as_c_arg(),
                 ]
             } else {
                 drop(out);
@@ -217,22 +218,13 @@ pub(super) fn run<'a>(
     }
 }
 
-/// A checkpoint's frames as the next call's argument: a list of `{how, count, term}`.
-fn encode_frames(env: Env, frames: &[(Resume, usize, ErlNifTerm)]) -> ErlNifTerm {
-    let list: Vec<Term> = frames
-        .iter()
-        .map(|&(how, count, term)| (how as u32, count, unsafe { Term::new(env, term) }).encode(env))
-        .collect();
-    list.encode(env).as_c_arg()
-}
-
-/// The frames `encode_frames` wrote (only this module's continuations receive them).
-fn decode_frames(path: Term) -> Vec<(Resume, usize, ErlNifTerm)> {
-    let entries: Vec<(u32, usize, Term)> = path.decode().unwrap_or_default();
-    entries
-        .into_iter()
-        .map_while(|(tag, count, term)| Some((Resume::from_tag(tag)?, count, term.as_c_arg())))
-        .collect()
+/// Where a continued call takes up the walk: the `Partial` output, and the checkpoint's frames, how many, and the
+/// map elements their resumes step over (`budget::Checkpoint`).
+pub(super) struct Resumed<'a> {
+    partial: Term<'a>,
+    frames: Term<'a>,
+    depth: usize,
+    rewalk: usize,
 }
 
 /// `pretty:` strings this long (in all) make the encode run on a dirty scheduler from the start: a newline writes

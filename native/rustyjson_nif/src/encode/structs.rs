@@ -3,6 +3,7 @@
 
 use std::mem::MaybeUninit;
 use std::ptr;
+use std::sync::Arc;
 
 use rustler::sys::{
     enif_get_map_value, enif_get_tuple, enif_inspect_iolist_as_binary, enif_term_type,
@@ -41,17 +42,7 @@ impl<'o> Walker<'o> {
                 return self.open_pairs(pairs, out);
             }
         }
-        let template = match self.templates.iter().find(|(m, _)| *m == module) {
-            Some((_, t)) => Some(t.clone()),
-            None => {
-                let found = template(module).map(|t| t.for_walk(self.sort));
-                if let Some(t) = &found {
-                    self.templates.push((module, t.clone()));
-                }
-                found
-            }
-        };
-        match template {
+        match self.walk_template(module) {
             Some(template) if template.size == size => {
                 if template.fields.is_empty() {
                     out.extend(b"{}");
@@ -70,6 +61,16 @@ impl<'o> Walker<'o> {
             }
             _ => self.hole(term, out),
         }
+    }
+
+    /// The template of the derived struct `module` as this walk writes it (sorted or not), if registered.
+    pub(super) fn walk_template(&mut self, module: ErlNifTerm) -> Option<Arc<Template>> {
+        if let Some((_, t)) = self.templates.iter().find(|(m, _)| *m == module) {
+            return Some(t.clone());
+        }
+        let found = template(module)?.for_walk(self.sort);
+        self.templates.push((module, found.clone()));
+        Some(found)
     }
 
     /// Where a struct's values are read in place: its flat map's keys and values (null when not flat).
@@ -113,7 +114,7 @@ impl<'o> Walker<'o> {
         self.stack.iter().any(|frame| match frame {
             Frame::Map { map, .. } | Frame::Flat { map, .. } => self.struct_module(*map).is_some(),
             _ => false,
-        })
+        }) || self.below_inside_struct()
     }
 
     /// The pairs list of a `%RustyJson.OrderedObject{values: pairs}` (a list): how ordered objects, keyword lists
@@ -164,14 +165,14 @@ impl<'o> Walker<'o> {
                 let bytes = unsafe { std::slice::from_raw_parts(bin.data, bin.size) };
                 // Pretty output costs what it writes: nesting in a short fragment makes long lines.
                 let written = match self.pretty {
-                    Some(p) => p.reformatted_len(bytes, self.stack.len()),
+                    Some(p) => p.reformatted_len(bytes, self.depth()),
                     None => bytes.len() as u64,
                 };
                 self.afford(
                     usize::try_from(written).unwrap_or(usize::MAX) >> BYTES_PER_UNIT_SHIFT,
                 )?;
                 match self.pretty {
-                    Some(p) => p.reformat(out, bytes, self.stack.len()),
+                    Some(p) => p.reformat(out, bytes, self.depth()),
                     None => out.extend(bytes),
                 }
                 Ok(())

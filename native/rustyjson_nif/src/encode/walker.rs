@@ -160,6 +160,14 @@ pub(super) struct Walker<'o> {
     pub(super) ordered_object: ErlNifTerm,
     pub(super) values_key: ErlNifTerm,
     pub(super) stack: Vec<Frame>,
+    /// The open frames under `stack` not yet taken up since the walk resumed: the rest of the checkpoint's list
+    /// (`budget::Checkpoint`, top first; `[]` when none), `below_depth` of them, whose resumes step over
+    /// `below_rewalk` map elements. The walk takes the top one up when the stack empties (`pull_below`).
+    pub(super) below: ErlNifTerm,
+    pub(super) below_depth: usize,
+    pub(super) below_rewalk: usize,
+    /// A frame of `below` did not fit its term: the walk stopped, and the call starts over.
+    pub(super) restart: bool,
     /// Where Elixir must insert a struct's JSON (output offset, term); compact output only.
     pub(super) holes: Vec<(usize, ErlNifTerm)>,
     /// Templates met in this call (a few modules; saves the global table's lock).
@@ -201,6 +209,7 @@ fn give_back_stack(stack: Vec<Frame>) {
 impl<'o> Walker<'o> {
     pub(super) fn new(env: Env, options: &'o Options, limited: bool) -> Self {
         let a = |atom: rustler::Atom| atom.encode(env).as_c_arg();
+        let empty_list = unsafe { enif_make_list_from_array(env.as_c_arg(), ptr::null(), 0) };
         Walker {
             env: env.as_c_arg(),
             reads: term::layout(env.as_c_arg()).reads,
@@ -220,7 +229,7 @@ impl<'o> Walker<'o> {
             atom_bytes: Vec::new(),
             atom_seen: false,
             nil: a(atoms::nil()),
-            empty_list: unsafe { enif_make_list_from_array(env.as_c_arg(), ptr::null(), 0) },
+            empty_list,
             true_: a(atoms::true_()),
             false_: a(atoms::false_()),
             struct_key: a(atoms::__struct__()),
@@ -229,6 +238,10 @@ impl<'o> Walker<'o> {
             ordered_object: a(atoms::ordered_object()),
             values_key: a(atoms::values()),
             stack: take_stack(),
+            below: empty_list,
+            below_depth: 0,
+            below_rewalk: 0,
+            restart: false,
             holes: Vec::new(),
             templates: Vec::new(),
         }
@@ -240,6 +253,12 @@ impl<'o> Walker<'o> {
                 unsafe { enif_map_iterator_destroy(self.env, &mut iter) };
             }
         }
+    }
+
+    /// How many containers are open (the indentation level).
+    #[inline]
+    pub(super) fn depth(&self) -> usize {
+        self.below_depth + self.stack.len()
     }
 
     pub(super) fn seen_set(&self) -> Option<KeySet> {
@@ -269,7 +288,7 @@ impl<'o> Walker<'o> {
     #[inline(never)]
     fn pretty_newline(&mut self, out: &mut Out) {
         if let Some(p) = self.pretty {
-            let depth = self.stack.len();
+            let depth = self.depth();
             p.newline(out, depth);
             self.spend((depth * p.indent.len()) >> BYTES_PER_UNIT_SHIFT);
         }
@@ -301,7 +320,7 @@ impl<'o> Walker<'o> {
         }
     }
 
-    /// Writes `root`, or (when `resume` is true) continues from the frames `resume_from` rebuilt.
+    /// Writes `root`, or (when `resume` is true) continues from the frames in `below`.
     pub(super) fn walk(
         &mut self,
         root: ErlNifTerm,
@@ -323,7 +342,14 @@ impl<'o> Walker<'o> {
             loop {
                 let depth = self.stack.len();
                 let Some(count) = self.stack.last().map(Frame::count) else {
-                    return Ok(());
+                    if self.below == self.empty_list {
+                        return Ok(());
+                    }
+                    if !self.pull_below() {
+                        self.restart = true;
+                        return Err(Fail::Budget);
+                    }
+                    continue;
                 };
                 self.mark = Mark {
                     len: out.len(),
