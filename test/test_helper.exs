@@ -14,4 +14,7 @@ IO.puts("Reference JSON implementations on this VM: #{inspect(RustyJson.Referenc
 # assert_receive waits for work done in other processes (decodes, copies of large terms); its default 100 ms is
 # wall-clock time that a busy machine can exceed. A message that comes returns at once, so a long wait costs only
 # a failing test.
-ExUnit.start(assert_receive_timeout: 30_000)
+# At most one test module per scheduler at a time (ExUnit's default is two): several tests here are a few
+# seconds of CPU each (child VMs, million-element inputs), and on a loaded machine two of them sharing one core
+# would each take twice as long against their timeouts, for no shorter run overall.
+ExUnit.start(assert_receive_timeout: 30_000, max_cases: System.schedulers_online())

@@ -136,7 +136,8 @@ defmodule RustyJson.DecodeOptionsTest do
       # Keys that differ in one byte (field_10..field_19 once shared one cache slot, so objects of 15 or more
       # keys lost interning), first objects as wide as the cache's first window, and a document long enough
       # for the detached decode to yield between slices (the cache goes on with the next slice).
-      for {k, n} <- [{15, 200}, {16, 200}, {20, 200}, {32, 200}, {20, 20_000}] do
+      # The last document (~1.2 MB) is decoded detached, in several ~0.5 ms slices (32 KiB at least each).
+      for {k, n} <- [{15, 200}, {16, 200}, {20, 200}, {32, 200}, {20, 4_000}] do
         objects =
           for i <- 1..n, do: "{" <> Enum.map_join(0..(k - 1), ",", &~s("field_#{&1}":#{i})) <> "}"
 
@@ -160,10 +161,13 @@ defmodule RustyJson.DecodeOptionsTest do
         # has decoded with `keys: :intern` before.
         threads = :erlang.system_info(:schedulers) + :erlang.system_info(:dirty_cpu_schedulers)
 
+        # Stops at the first decode that shares what this VM can share (each try walks the whole result twice).
+        enough = if RustyJson.Native.info().fast_paths.flat_maps, do: 0.05, else: 1 / 3
+
         best =
           Enum.reduce_while(1..(threads + 1), 1.0, fn _, best ->
             best = min(best, left.())
-            if best < 0.05, do: {:halt, best}, else: {:cont, best}
+            if best < enough, do: {:halt, best}, else: {:cont, best}
           end)
 
         left = "k=#{k} n=#{n}: #{Float.round(best * 100, 1)}% of the keys' words left"
