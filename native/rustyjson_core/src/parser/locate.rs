@@ -106,7 +106,8 @@ struct Open {
 pub struct Locator {
     paths: Paths,
     options: LocateOptions,
-    frames: Vec<Open>,
+    /// In chunks, as the parser's (a deep document grows it without copying it).
+    frames: ChunkedStack<Open>,
     next: Next,
     /// Where the input given to `run` starts in the document (spans are absolute).
     base: u64,
@@ -163,7 +164,7 @@ impl Locator {
         Locator {
             paths: Paths::new(pointers),
             options,
-            frames: Vec::new(),
+            frames: ChunkedStack::default(),
             next: Next::Value(Some(Paths::ROOT)),
             base: 0,
             found: vec![None; pointers.len()],
@@ -228,7 +229,12 @@ impl Locator {
         }
     }
 
-    fn walk(&mut self, p: &mut Parser, limit: usize, partial: bool) -> Result<Located, ParseError> {
+    fn walk(
+        &mut self,
+        p: &mut Parser,
+        mut limit: usize,
+        partial: bool,
+    ) -> Result<Located, ParseError> {
         let mut skip = Skip {
             decimals: self.options.decimals,
         };
@@ -310,13 +316,16 @@ impl Locator {
                             } else {
                                 (Kind::Object, Next::ObjectFirst)
                             };
-                            self.frames.push(Open {
+                            let grew = self.frames.push(Open {
                                 kind,
                                 node: wanted,
                                 start: self.base + start as u64,
                                 count: 0,
                                 followed: Vec::new(),
                             });
+                            if grew && limit != usize::MAX {
+                                limit = GROWTH_ENDS_SLICE;
+                            }
                             self.next = next;
                         }
                         b'-' | b'0'..=b'9' | b't' | b'f' | b'n' => {
