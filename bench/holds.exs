@@ -2,7 +2,9 @@
 # latency.exs): output bytes written, string bytes unescaped, iodata pieces flattened, digits converted. For each
 # class, at the size that once held a normal scheduler for tens of milliseconds to seconds, the longest time one
 # call held a normal scheduler in one go (the VM's `long_schedule` reports, from 1 ms) and the call's time;
-# jiffy beside it where it has the same operation. Prints a Markdown table.
+# jiffy beside it where it has the same operation. Prints a Markdown table. Inputs are built before the calls:
+# building some holds a scheduler by itself (Integer.pow(10, 400_000): 0.4-0.6 s on OTP 25; String.duplicate/2 of
+# 20 MB, :binary.copy/2: 110-200 ms on OTP 27, where it does not yield).
 #
 #   mix run bench/holds.exs                 # options: --runs N (calls per class, default 3), --out PATH
 Code.require_file("../test/support/apt_libs.exs", __DIR__)
@@ -81,10 +83,20 @@ defmodule RustyJson.Bench.Holds do
          indent = String.duplicate(" ", 50_000_000)
          {fn -> RustyJson.encode!([[1]], pretty: [indent: indent]) end, nil}
        end},
+      {"`encode([[1]], pretty: [indent: 20 MB])`",
+       fn ->
+         indent = String.duplicate(" ", 20_000_000)
+         {fn -> RustyJson.encode!([[1]], pretty: [indent: indent]) end, nil}
+       end},
       {"`encode` of a `Fragment.new/1` of a 5M-piece iolist",
        fn ->
          fragment = RustyJson.Fragment.new(List.duplicate("1", 5_000_000))
          {fn -> RustyJson.encode!(%{a: fragment}) end, nil}
+       end},
+      {"`encode(%{bignum of 400,000 digits => 1, 2 => 3}, sort_keys: true)`",
+       fn ->
+         map = %{:binary.decode_unsigned(:binary.copy(<<0x5A>>, 166_000)) => 1, 2 => 3}
+         {fn -> RustyJson.encode!(map, sort_keys: true) end, nil}
        end},
       {"`encode(%{bignum of 1M digits => 1, 2 => 3}, sort_keys: true)`",
        fn ->
@@ -104,9 +116,28 @@ defmodule RustyJson.Bench.Holds do
 
          {fn -> RustyJson.decode!(digits, decoding_integer_digit_limit: 1_000_000) end,
           jiffy(fn -> :jiffy.decode(digits) end)}
+       end},
+      {"`decode` of a 1M-deep document (2 MB)",
+       fn ->
+         deep = deep()
+         {fn -> RustyJson.decode!(deep) end, nil}
+       end},
+      {"`get(deep, \"/0\")` of that document",
+       fn ->
+         deep = deep()
+         {fn -> RustyJson.get(deep, "/0") end, nil}
+       end},
+      {"`Stream.decode_documents` of that document",
+       fn ->
+         deep = deep()
+         {fn -> [deep] |> RustyJson.Stream.decode_documents() |> Enum.to_list() end, nil}
        end}
     ]
   end
+
+  # A million nested arrays: the parser's and the locator's frame stacks grow to a million frames (on a VM's first
+  # call, into pages never touched before).
+  defp deep, do: String.duplicate("[", 1_000_000) <> String.duplicate("]", 1_000_000)
 
   defp jiffy(call), do: if(Code.ensure_loaded?(:jiffy), do: call)
 

@@ -129,15 +129,21 @@ defmodule RustyJson.SchedulingHoldsTest do
   end
 
   describe "single pieces of unbounded work" do
-    test "a 50 MB pretty indent" do
-      indent = String.duplicate(" ", 50_000_000)
+    # The issue's sizes (20 MB, 400,000 digits) beside the ones that once held. Inputs are built before the
+    # monitored call: building them holds a scheduler by itself (String.duplicate/2 of 20 MB is :binary.copy/2,
+    # which does not yield on OTP 27: 110-200 ms; Integer.pow(10, 400_000) is bignum products that do not yield:
+    # 0.4-0.6 s on OTP 25, 20-50 ms on OTP 27).
+    for mb <- [20, 50] do
+      test "a #{mb} MB pretty indent" do
+        indent = String.duplicate(" ", unquote(mb) * 1_000_000)
 
-      out =
-        without_long_schedules(@hold_ms, fn ->
-          RustyJson.encode!([[1]], pretty: [indent: indent])
-        end)
+        out =
+          without_long_schedules(@hold_ms, fn ->
+            RustyJson.encode!([[1]], pretty: [indent: indent])
+          end)
 
-      assert out == "[\n" <> indent <> "[\n" <> indent <> indent <> "1\n" <> indent <> "]\n]"
+        assert out == "[\n" <> indent <> "[\n" <> indent <> indent <> "1\n" <> indent <> "]\n]"
+      end
     end
 
     test "a fragment of a 5M-piece iolist" do
@@ -149,20 +155,23 @@ defmodule RustyJson.SchedulingHoldsTest do
       assert binary_part(out, 0, 8) == ~s({"a":111)
     end
 
-    test "a bignum key under sort_keys and maps: :strict" do
-      # About a million digits, made without the quadratic arithmetic of Integer.pow/2.
-      big = :binary.decode_unsigned(:binary.copy(<<0x5A>>, 415_000))
-      map = %{big => 1, 2 => 3}
+    # About 400,000 and a million digits, made without the quadratic arithmetic of Integer.pow/2.
+    for {bytes, digits} <- [{166_000, "400,000"}, {415_000, "1M"}] do
+      test "a bignum key of #{digits} digits under sort_keys and maps: :strict" do
+        big = :binary.decode_unsigned(:binary.copy(<<0x5A>>, unquote(bytes)))
+        map = %{big => 1, 2 => 3}
 
-      {sorted, strict} =
-        without_long_schedules(@hold_ms, fn ->
-          {RustyJson.encode!(map, sort_keys: true), RustyJson.encode!(map, maps: :strict)}
-        end)
+        {sorted, strict} =
+          without_long_schedules(@hold_ms, fn ->
+            {RustyJson.encode!(map, sort_keys: true), RustyJson.encode!(map, maps: :strict)}
+          end)
 
-      # The value path's digits (Integer.to_string/1 is quadratic here, minutes on OTP 25).
-      digits = RustyJson.encode!(big)
-      assert sorted == ~s({") <> digits <> ~s(":1,"2":3})
-      assert byte_size(strict) == byte_size(sorted)
+        # The value path's digits (Integer.to_string/1 is quadratic here, minutes on OTP 25).
+        digits = RustyJson.encode!(big)
+        pairs = Enum.sort([{digits, 1}, {"2", 3}])
+        assert sorted == "{" <> Enum.map_join(pairs, ",", fn {k, v} -> ~s("#{k}":#{v}) end) <> "}"
+        assert byte_size(strict) == byte_size(sorted)
+      end
     end
 
     test "a float of 300,000 digits as a decimal" do
@@ -216,6 +225,50 @@ defmodule RustyJson.SchedulingHoldsTest do
       assert found == {:ok, 1}
       assert {:error, %RustyJson.DecodeError{position: position}} = error
       assert position == byte_size(invalid) - 2
+    end
+  end
+
+  describe "a million-deep document on a VM's first call" do
+    # The first call of a VM touches memory no call touched before (on a virtual machine a page first touched
+    # costs up to ~8 µs): the parser's and the locator's frame stacks, grown by doubling, held a slice 37-82 ms
+    # there (12 MB copied into 24 MB of new pages in one push), later calls under 10 ms. Each case runs in a child
+    # VM of its own (no compiling: this build's modules); a hold there is rerun in another, as
+    # `without_long_schedules/3` reruns in one VM (whose later calls would no longer be first ones).
+    @first_call_cases [
+      decode: {"RustyJson.decode!(doc)", 1_000_000},
+      get: {~s{RustyJson.get(doc, "/0") |> elem(1)}, 999_999},
+      stream:
+        {"[doc] |> RustyJson.Stream.decode_documents() |> Enum.to_list() |> hd()", 1_000_000}
+    ]
+
+    for {name, {call, depth}} <- @first_call_cases do
+      test "#{name}" do
+        assert first_call(unquote(call), 4) == "depth #{unquote(depth)}"
+      end
+    end
+  end
+
+  # Runs `call` on a million-deep `doc` as a child VM's first call under the monitor: the nesting depth of its
+  # result, or the holds of every one of `attempts` child VMs.
+  defp first_call(call, attempts, holds \\ []) do
+    code = """
+    n = 1_000_000
+    doc = String.duplicate("[", n) <> String.duplicate("]", n)
+    depth = fn f, [inner], d -> f.(f, inner, d + 1); _f, [], d -> d + 1 end
+
+    try do
+      value = RustyJson.Test.LongSchedule.without_long_schedules(#{@hold_ms}, fn -> #{call} end, 1)
+      IO.puts("depth \#{depth.(depth, value, 0)}")
+    rescue
+      e in ExUnit.AssertionError -> IO.puts("held " <> e.message)
+    end
+    """
+
+    case RustyJson.ChildVM.run(code, 50) do
+      {"held " <> _ = held, 0} when attempts > 1 -> first_call(call, attempts - 1, [held | holds])
+      {"held " <> _ = held, 0} -> Enum.reverse([held | holds]) |> Enum.join()
+      {output, 0} -> String.trim(output)
+      {output, status} -> "exit #{status}: #{output}"
     end
   end
 

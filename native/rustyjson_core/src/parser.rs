@@ -326,12 +326,12 @@ impl<'a> Parser<'a> {
     fn run<B: Builder, const TRACK_KEYS: bool, const SHORT: bool>(
         &mut self,
         b: &mut B,
-        frames: &mut Vec<Frame>,
+        frames: &mut ChunkedStack<Frame>,
         values: &mut Vec<B::V>,
         keys: &mut Vec<B::K>,
         key_starts: &mut Vec<usize>,
         held: &mut bool,
-        limit: usize,
+        mut limit: usize,
     ) -> Result<Option<B::V>, ParseError> {
         // Paused right after a value: it waits on top of the value stack.
         let mut resumed = if std::mem::take(held) {
@@ -376,11 +376,14 @@ impl<'a> Parser<'a> {
                             self.pos += 1;
                             b.object(&[], &[])
                         } else {
-                            frames.push(Frame {
+                            if frames.push(Frame {
                                 kind: Kind::Object,
                                 values_start: values.len(),
                                 keys_start: keys.len(),
-                            });
+                            }) && limit != usize::MAX
+                            {
+                                limit = GROWTH_ENDS_SLICE;
+                            }
                             if TRACK_KEYS {
                                 key_starts.push(self.pos);
                             }
@@ -401,11 +404,14 @@ impl<'a> Parser<'a> {
                             self.pos += 1;
                             b.array(&[])
                         } else {
-                            frames.push(Frame {
+                            if frames.push(Frame {
                                 kind: Kind::Array,
                                 values_start: values.len(),
                                 keys_start: keys.len(),
-                            });
+                            }) && limit != usize::MAX
+                            {
+                                limit = GROWTH_ENDS_SLICE;
+                            }
                             if self.pos > limit {
                                 return Ok(None);
                             }
@@ -573,6 +579,7 @@ impl<'a> Parser<'a> {
 }
 
 mod builder;
+mod chunked_stack;
 mod expected_key;
 mod keys;
 pub mod locate;
@@ -581,6 +588,7 @@ mod stacks;
 mod strings;
 
 pub use builder::{Builder, Str};
+use chunked_stack::{ChunkedStack, GROWTH_ENDS_SLICE};
 pub use expected_key::ExpectedKey;
 pub use stacks::Stacks;
 pub use strings::string_at;

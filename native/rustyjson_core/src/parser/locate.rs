@@ -106,7 +106,8 @@ struct Open {
 pub struct Locator {
     paths: Paths,
     options: LocateOptions,
-    frames: Vec<Open>,
+    /// In chunks, as the parser's (a deep document grows it without copying it).
+    frames: ChunkedStack<Open>,
     next: Next,
     /// Where the input given to `run` starts in the document (spans are absolute).
     base: u64,
@@ -181,7 +182,7 @@ impl Locator {
         Locator {
             paths: Paths::new(pointers),
             options,
-            frames: Vec::new(),
+            frames: ChunkedStack::default(),
             next: Next::Value(Some(Paths::ROOT)),
             base: 0,
             found: vec![None; pointers.len()],
@@ -332,13 +333,16 @@ impl Locator {
                             } else {
                                 (Kind::Object, Next::ObjectFirst)
                             };
-                            self.frames.push(Open {
+                            let grew = self.frames.push(Open {
                                 kind,
                                 node: wanted,
                                 start: self.base + start as u64,
                                 count: 0,
                                 followed: Vec::new(),
                             });
+                            if grew && slice.limit != usize::MAX {
+                                slice.limit = GROWTH_ENDS_SLICE;
+                            }
                             self.next = next;
                         }
                         b'-' | b'0'..=b'9' | b't' | b'f' | b'n' => {
@@ -431,9 +435,12 @@ impl Locator {
                 Some(Located::Paused)
             }
             Skimmed::Doubt => {
-                let left = slice.limit.saturating_sub(skim.skimmed_to());
-                slice.limit = skim.start.saturating_add(left);
-                slice.bound_strings(p);
+                // No limit (usize::MAX: one call walks it all) stays no limit.
+                if slice.limit != usize::MAX {
+                    let left = slice.limit.saturating_sub(skim.skimmed_to());
+                    slice.limit = skim.start.saturating_add(left);
+                    slice.bound_strings(p);
+                }
                 p.pos = skim.start;
                 self.unskimmed = Some(self.frames.len());
                 None

@@ -1,11 +1,12 @@
 //! The parser's working storage: the open containers and the values and keys built so far.
 
-use super::{Frame, RefusedKey};
+use super::{ChunkedStack, Frame, RefusedKey};
 
 /// The parser's working storage, reusable across parses (a caller may keep one per thread to save the
 /// allocations on small documents).
 pub struct Stacks<V, K> {
-    pub(super) frames: Vec<Frame>,
+    /// In chunks: a deep document's containers grow it without copying it (see `ChunkedStack`).
+    pub(super) frames: ChunkedStack<Frame>,
     pub(super) values: Vec<V>,
     pub(super) keys: Vec<K>,
     /// Where each key of `keys` starts (its opening quote), kept only with [`super::Limits::duplicate_keys_error`].
@@ -22,7 +23,7 @@ pub struct Stacks<V, K> {
 impl<V, K> Default for Stacks<V, K> {
     fn default() -> Self {
         Stacks {
-            frames: Vec::new(),
+            frames: ChunkedStack::default(),
             values: Vec::new(),
             keys: Vec::new(),
             key_starts: Vec::new(),
@@ -57,7 +58,7 @@ impl<V, K> Stacks<V, K> {
     /// [`Self::KEEP`] bytes can grow any of it past that (each frame, value and key takes at least a byte).
     pub(super) fn release_large(&mut self) {
         if self.frames.capacity() > Self::KEEP {
-            self.frames = Vec::new();
+            self.frames = ChunkedStack::default();
         }
         if self.values.capacity() > Self::KEEP {
             self.values = Vec::new();

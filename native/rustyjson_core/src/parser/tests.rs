@@ -543,6 +543,27 @@ fn deep_nesting_does_not_recurse() {
     );
 }
 
+#[test]
+fn a_slice_pauses_after_its_frame_stack_takes_a_new_chunk() {
+    use super::chunked_stack::CHUNK;
+    // Pages a new chunk touches are work the byte limit does not see: the slice ends at the next boundary, right
+    // after the bracket that took the chunk, however far its limit is. Without a limit nothing pauses.
+    let depth = 3 * CHUNK + 10;
+    let doc = "[".repeat(depth) + &"]".repeat(depth);
+    let mut stacks = Stacks::default();
+    let mut pos = 0;
+    let mut pauses = Vec::new();
+    let v = loop {
+        match parse_some(doc.as_bytes(), &mut Depth, &mut stacks, &mut pos, doc.len()).unwrap() {
+            Progress::Done(v) => break v,
+            Progress::Paused => pauses.push(pos),
+        }
+    };
+    assert_eq!(pauses, [CHUNK + 1, 2 * CHUNK + 1, 3 * CHUNK + 1]);
+    assert_eq!(v, depth);
+    assert_eq!(parse(doc.as_bytes(), &mut Depth), Ok(depth));
+}
+
 mod limits;
 pub(super) mod tree;
 

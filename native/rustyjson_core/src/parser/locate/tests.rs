@@ -370,6 +370,28 @@ fn deep_nesting_does_not_recurse() {
     assert!(locate(doc.as_bytes(), &["/0/0/0"], LocateOptions::default()).unwrap()[0].is_some());
 }
 
+#[test]
+fn a_slice_pauses_after_its_frame_stack_takes_a_new_chunk() {
+    use crate::parser::chunked_stack::CHUNK;
+    // Every level on the path, so each is a frame (a skim keeps none): as the parser's, a slice ends right after
+    // the bracket that took a new chunk, however far its limit is.
+    let depth = 2 * CHUNK + 10;
+    let doc = "[".repeat(depth) + &"]".repeat(depth);
+    let path = "/0".repeat(depth - 1);
+    let paths = vec![pointer(&path)];
+    let mut l = Locator::new(&paths, LocateOptions::default());
+    let (mut pos, mut pauses) = (0, Vec::new());
+    loop {
+        match l.run(doc.as_bytes(), &mut pos, doc.len(), Some(doc.len()), true) {
+            Ok(Located::Paused) => pauses.push(pos),
+            Ok(Located::Done) => break,
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!(pauses, [CHUNK + 1, 2 * CHUNK + 1]);
+    assert_eq!(l.found(), [Some((depth as u64 - 1, depth as u64 + 1))]);
+}
+
 /// A stream walk over `pieces`, standing in for the NIF: an incomplete token is fed again with the next piece,
 /// and the array at the path is skipped (its end found with the parser). Returns whether the path held an array,
 /// where it started, and the other spans found.
