@@ -56,8 +56,7 @@ defmodule RustyJson.EncodeSlicesTest do
     # 100 KB strings (an estimated ~130 us each): a slice stops before one once it has run ~0.67 ms.
     long = String.duplicate("ab\"c", 25_000)
 
-    term =
-      for i <- 1..8, do: Enum.map(1..(i * 2_000), &if(rem(&1, 100) == 0, do: long, else: &1))
+    term = for i <- 1..8, do: Enum.map(1..(i * 2_000), &if(rem(&1, 100) == 0, do: long, else: &1))
 
     assert RustyJson.encode!(term) == join(Enum.map(term, &RustyJson.encode!/1), "[", "]")
   end
