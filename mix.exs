@@ -25,39 +25,84 @@ defmodule Mix.Tasks.Compile.RustyJsonNative do
 
   @impl true
   def run(_args) do
-    dest = Path.expand("priv/native/#{@crate}.so", __DIR__)
+    {targets, cross} = targets!()
 
-    result =
-      case precompiled() do
-        {:ok, name, sha256, base_url} ->
+    # RustyJson.Native's @on_load runs in this VM as the Elixir compiler loads it: a library for another machine
+    # is not loaded there (nor warned about), it is for the release.
+    if cross,
+      do: :persistent_term.put({RustyJson.Native, :built_for}, cross),
+      else: :persistent_term.erase({RustyJson.Native, :built_for})
+
+    {result, dest} =
+      case precompiled(targets) do
+        {:ok, name, sha256, base_url, target} ->
+          dest = dest(target)
+
           case Precompiled.install(name, sha256, base_url, cache_dir(), dest) do
-            done when done in [:ok, :noop] -> done
-            {:error, why} -> build!(dest, {name, base_url, why})
+            done when done in [:ok, :noop] -> {done, dest}
+            {:error, why} -> build!(targets, cross, {name, base_url, why})
           end
 
         :build ->
-          build!(dest, nil)
+          build!(targets, cross, nil)
       end
 
+    remove_others(dest)
     # On a clean clone priv/ did not exist when Mix linked the build's priv dir; link it now.
     Mix.Project.build_structure()
     result
   end
 
+  # The targets the NIF is for, best first, and `{target, why}` when that is another machine than this VM (a
+  # cross-built release), from RUSTYJSON_TARGET or Nerves' variables; one error when they name no known target.
+  defp targets! do
+    case Precompiled.Target.resolve(System.get_env()) do
+      {:host, targets} ->
+        {targets, nil}
+
+      {:cross, [target | _] = targets, why} ->
+        if target in Precompiled.Target.host(Precompiled.Target.vm_info()),
+          do: {targets, nil},
+          else: {targets, {target, why}}
+
+      {:error, message} ->
+        Mix.raise(message)
+    end
+  end
+
+  # Where the VM of `target` loads the library from (this VM's when nil): rustyjson_nif.so, or .dll on Windows.
+  defp dest(nil), do: dest(if(match?({:win32, _}, :os.type()), do: "windows", else: "unix"))
+  defp dest("windows"), do: dest("x86_64-pc-windows-gnu")
+  defp dest("unix"), do: dest("x86_64-unknown-linux-gnu")
+
+  defp dest(target),
+    do: Path.expand("priv/native/#{Precompiled.Target.installed_name(target)}", __DIR__)
+
+  # The library for another system (the .so where the .dll went, or the reverse) would go into a release too.
+  defp remove_others(dest) do
+    for name <- ["rustyjson_nif.so", "rustyjson_nif.dll"],
+        other = Path.join(Path.dirname(dest), name),
+        other != dest do
+      _ = File.rm(other)
+      Precompiled.remove_stamp(other)
+    end
+
+    :ok
+  end
+
   # The artifact to install, or `:build`: building forced, a `-dev` version, an unsupported target, no checksum
-  # file (a checkout of the repository) or no artifact for this VM's target. The checksum file is read only when
-  # it decides (a malformed one raises).
-  defp precompiled do
+  # file (a checkout of the repository) or no artifact for the targets. The checksum file is read only when it
+  # decides (a malformed one raises).
+  defp precompiled(targets) do
     version = Mix.Project.config()[:version]
-    target = Precompiled.target()
 
     cond do
-      force_build?() or String.ends_with?(version, "-dev") or target == nil ->
+      force_build?() or String.ends_with?(version, "-dev") or targets == [] ->
         :build
 
-      picked = Precompiled.pick(checksums(), version, target) ->
+      picked = Precompiled.pick(checksums(), version, targets) ->
         {name, sha256} = picked
-        {:ok, name, sha256, base_url(version)}
+        {:ok, name, sha256, base_url(version), Precompiled.Target.of_artifact(name)}
 
       true ->
         :build
@@ -87,10 +132,11 @@ defmodule Mix.Tasks.Compile.RustyJsonNative do
   end
 
   # `tried`: the artifact that could not be had ({name, base URL, why}), for the error when cargo is missing too.
-  defp build!(dest, tried) do
+  # For another machine (`cross`), `cargo build --target`. Returns {:ok, where it was installed}.
+  defp build!(targets, cross, tried) do
     cargo = System.find_executable("cargo") || Path.expand("~/.cargo/bin/cargo")
 
-    unless File.exists?(cargo), do: Mix.raise(no_cargo_message(tried))
+    unless File.exists?(cargo), do: Mix.raise(no_cargo_message(targets, cross, tried))
 
     with {name, base_url, why} <- tried do
       Mix.shell().error(
@@ -102,41 +148,74 @@ defmodule Mix.Tasks.Compile.RustyJsonNative do
     profile = System.get_env("RUSTYJSON_CARGO_PROFILE", "release")
     native = Path.expand("native", __DIR__)
     target_dir = Path.join(native, "target")
+    {target, _why} = cross || {nil, nil}
 
-    args = [
-      "build",
-      "--profile",
-      profile,
-      "-p",
-      @crate,
-      "--manifest-path",
-      Path.join(native, "Cargo.toml")
-    ]
+    args =
+      ["build", "--profile", profile, "-p", @crate, "--manifest-path"] ++
+        [Path.join(native, "Cargo.toml")] ++ if(target, do: ["--target", target], else: [])
 
     # cargo's own output (progress and errors) goes to the user unchanged.
     {_, status} = System.cmd(cargo, args, into: IO.stream(:stdio, :line), stderr_to_stdout: true)
 
-    if status != 0 do
+    if status != 0, do: Mix.raise(cargo_failed(cross, status))
+
+    built =
+      if target,
+        do:
+          Path.join([
+            target_dir,
+            target,
+            profile_dir(profile),
+            Precompiled.Target.cargo_library(target)
+          ]),
+        else: Path.join([target_dir, profile_dir(profile), library_file()])
+
+    library = File.read!(built)
+
+    with {target, why} <- cross,
+         {:error, what} <- Precompiled.Target.check_library(library, target) do
       Mix.raise(
-        "cargo failed to build the RustyJson NIF (exit status #{status}); its output is above"
+        "cargo built #{built} for #{target} (#{why}), but it is not a library for it: #{what}"
       )
     end
 
-    install(Path.join([target_dir, profile_dir(profile), library_file()]), dest)
+    dest = dest(target)
+    install(library, dest)
+    {:ok, dest}
   end
 
-  defp no_cargo_message(nil) do
+  defp cargo_failed(nil, status),
+    do: "cargo failed to build the RustyJson NIF (exit status #{status}); its output is above"
+
+  defp cargo_failed({target, why}, status) do
+    linker = "CARGO_TARGET_#{target |> String.upcase() |> String.replace("-", "_")}_LINKER"
+
+    "cargo failed to cross-build the RustyJson NIF for #{target} (#{why}; exit status #{status}); its output " <>
+      "is above. Cross-building needs Rust's standard library for the target (`rustup target add #{target}`) " <>
+      "and a linker for it (#{linker}); or unset RUSTYJSON_BUILD to install its precompiled NIF."
+  end
+
+  defp no_cargo_message(targets, nil, nil) do
     """
     RustyJson needs cargo (Rust >= #{@rust_version}) to build its NIF, and cargo was not found on PATH or in \
-    ~/.cargo/bin; no precompiled NIF is listed for this VM (target #{Precompiled.target() || "unsupported"}, NIF \
+    ~/.cargo/bin; no precompiled NIF is listed for this VM (target #{List.first(targets) || "unsupported"}, NIF \
     version #{:erlang.system_info(:nif_version)}). Install Rust #{@rust_version} or later with rustup, then retry.\
     """
   end
 
-  defp no_cargo_message({name, base_url, why}) do
+  defp no_cargo_message(_targets, {target, why}, nil) do
     """
-    RustyJson could not get its precompiled NIF #{name} (target #{Precompiled.target()}, NIF version \
-    #{:erlang.system_info(:nif_version)}) from #{base_url}: #{why}
+    RustyJson needs cargo (Rust >= #{@rust_version}) to build its NIF, and cargo was not found on PATH or in \
+    ~/.cargo/bin; no precompiled NIF is listed for #{target} (#{why}, NIF version \
+    #{:erlang.system_info(:nif_version)}). Install Rust #{@rust_version} or later with rustup and the target's \
+    standard library and linker, then retry.\
+    """
+  end
+
+  defp no_cargo_message(_targets, _cross, {name, base_url, why}) do
+    """
+    RustyJson could not get its precompiled NIF #{name} (target #{Precompiled.Target.of_artifact(name)}, NIF \
+    version #{:erlang.system_info(:nif_version)}) from #{base_url}: #{why}
     and cargo, to build it instead, was not found on PATH or in ~/.cargo/bin. Either install Rust \
     #{@rust_version} or later with rustup, or point RUSTYJSON_PRECOMPILED_URL (or config :rusty_json, \
     precompiled_url:) at a URL or directory holding the artifact.\
@@ -155,9 +234,9 @@ defmodule Mix.Tasks.Compile.RustyJsonNative do
   end
 
   # cargo's build replaces any precompiled library: its stamp goes first, so no later compile takes it for one.
-  defp install(built, dest) do
+  defp install(library, dest) do
     :ok = Precompiled.remove_stamp(dest)
-    Precompiled.write_atomically(dest, File.read!(built))
+    Precompiled.write_atomically(dest, library)
   end
 end
 
@@ -201,7 +280,7 @@ defmodule RustyJson.MixProject do
       files: ~w(lib native/Cargo.toml native/Cargo.lock
                 native/rustyjson_core/Cargo.toml native/rustyjson_core/src
                 native/rustyjson_nif/Cargo.toml native/rustyjson_nif/src
-                mix.exs mix/precompiled.exs checksum-Elixir.RustyJson.Native.exs
+                mix.exs mix/precompiled.exs mix/target.exs checksum-Elixir.RustyJson.Native.exs
                 README.md BENCHMARKS.md CHANGELOG.md LICENSE)
     ]
   end

@@ -1,3 +1,5 @@
+Code.require_file("target.exs", __DIR__)
+
 defmodule RustyJson.Precompiled do
   @moduledoc false
   # Precompiled NIFs for `mix compile` (loaded by mix.exs): which artifact the running VM needs (its architecture
@@ -7,63 +9,44 @@ defmodule RustyJson.Precompiled do
   # is extracted, from an archive that unpacks to at most @max_unpacked_bytes, and only a shared object for the
   # archive's target is installed. A stamp beside the installed library lets the next compile do nothing.
   #
-  # Artifacts are named as the ecosystem's precompiled NIFs are:
-  # `librustyjson_nif-v{version}-nif-{nif_version}-{target}.so.tar.gz`, each holding `librustyjson_nif.so`.
+  # Artifacts are named as rustler_precompiled names them (mix/target.exs):
+  # `librustyjson_nif-v{version}-nif-{nif_version}-{target}.so.tar.gz` holding `librustyjson_nif.so` (Linux,
+  # macOS), `rustyjson_nif-v{version}-nif-{nif_version}-{target}.dll.tar.gz` holding `rustyjson_nif.dll`
+  # (Windows); a library named as the archive is, less `.tar.gz` (rustler_precompiled's own), is taken too.
+
+  alias RustyJson.Precompiled.Target
 
   @checksum_file "checksum-Elixir.RustyJson.Native.exs"
-  @library "librustyjson_nif.so"
   @attempts 3
   # The most an archive may unpack to: the library is about 1.3 MB (a release build), so this leaves it room to
   # grow fifty-fold while bounding what `mix compile` inflates and holds in memory for one listed archive.
   @max_unpacked_bytes 64 * 1024 * 1024
-  # ELF's e_machine for each target's CPU: every precompiled target is Linux (ELF, 64-bit, little-endian).
-  @elf_machines %{"x86_64" => 62, "aarch64" => 183}
 
   @doc "The checksum file's name (beside mix.exs)."
   def checksum_file, do: @checksum_file
 
-  @doc "The artifact's file name for `version`, `nif_version` and `target`."
-  def artifact_name(version, nif_version, target),
-    do: "librustyjson_nif-v#{version}-nif-#{nif_version}-#{target}.so.tar.gz"
+  @doc "The artifact's file name for `version`, `nif_version` and `target` (`Target.artifact_name/3`)."
+  defdelegate artifact_name(version, nif_version, target), to: Target
 
   @doc """
-  The running VM's target triple (`x86_64-unknown-linux-gnu`, `aarch64-unknown-linux-musl`, ...), or nil where no
-  artifact is made (other systems).
+  The running VM's target triple (`x86_64-unknown-linux-gnu`, `aarch64-apple-darwin`, `x86_64-pc-windows-msvc`,
+  ...: the first of `Target.host/1`), or nil where no artifact is made (other systems).
   """
-  def target do
-    arch = :erlang.system_info(:system_architecture) |> List.to_string()
-
-    with [cpu | _] <- String.split(arch, "-"),
-         cpu when cpu in ["x86_64", "aarch64"] <- normalize_cpu(cpu),
-         true <- String.contains?(arch, "linux") do
-      libc = if String.contains?(arch, "musl") or musl_vm?(), do: "musl", else: "gnu"
-      "#{cpu}-unknown-linux-#{libc}"
-    else
-      _ -> nil
-    end
-  end
-
-  defp normalize_cpu("arm64"), do: "aarch64"
-  defp normalize_cpu("amd64"), do: "x86_64"
-  defp normalize_cpu(cpu), do: cpu
-
-  # Whether the running VM is linked with musl (its triple does not always say): the libraries it has mapped tell,
-  # not which loaders the system has installed.
-  defp musl_vm? do
-    case File.read("/proc/self/maps") do
-      {:ok, maps} -> String.contains?(maps, "ld-musl") or String.contains?(maps, "libc.musl")
-      {:error, _} -> false
-    end
-  end
+  def target, do: List.first(Target.host(Target.vm_info()))
 
   @doc """
-  The artifact for this VM in `checksums` (a map of file name to `"sha256:<hex>"`): `{name, sha256}` of the highest
-  NIF version it has for `target` that the VM loads, or nil.
+  The artifact in `checksums` (a map of file name to `"sha256:<hex>"`) for the first of `targets` (a triple or a
+  list of them, best first) that has one: `{name, sha256}` of the highest NIF version listed for it that the VM
+  loads, or nil.
   """
-  def pick(checksums, version, target) do
+  def pick(checksums, version, targets) do
+    Enum.find_value(List.wrap(targets), fn target -> pick_one(checksums, version, target) end)
+  end
+
+  defp pick_one(checksums, version, target) do
     vm = :erlang.system_info(:nif_version) |> List.to_string() |> parse_version()
-    prefix = "librustyjson_nif-v#{version}-nif-"
-    suffix = "-#{target}.so.tar.gz"
+    prefix = Target.artifact_prefix(version, target)
+    suffix = String.replace_prefix(artifact_name(version, "", target), prefix, "")
 
     checksums
     |> Enum.flat_map(fn {name, sum} ->
@@ -178,7 +161,7 @@ defmodule RustyJson.Precompiled do
 
   @doc """
   Installs the artifact `name` (SHA-256 `sha256`) at `dest`: from the cache, else from `base_url` (then cached),
-  and writes a stamp beside it naming the archive, its SHA-256 and the library's. Returns `:noop`, touching
+  and writes a stamp beside it naming the target, the archive, its SHA-256 and the library's. Returns `:noop`, touching
   neither the cache nor the network, when the stamp says this archive is installed and the library still has the
   stamped SHA-256; `:ok` once installed; or `{:error, message}` when it could not be had or was refused (a
   checksum mismatch raises: nothing is used). `max_unpacked_bytes:` caps what the archive may unpack to.
@@ -187,12 +170,13 @@ defmodule RustyJson.Precompiled do
     cached = Path.join(cache_dir, name)
     max_unpacked = Keyword.get(opts, :max_unpacked_bytes, @max_unpacked_bytes)
 
-    with false <- installed?(dest, name, sha256),
+    with {:ok, target} <- archive_target(name),
+         false <- installed?(dest, name, sha256),
          {:ok, archive, source} <- cached_or_fetched(cached, name, base_url),
          :ok <- verify!(archive, sha256, name, source),
          :ok <- cache(cached, archive, source),
-         {:ok, library} <- extract(archive, name, max_unpacked),
-         :ok <- check_shared_object(library, name) do
+         {:ok, library} <- extract(archive, name, target, max_unpacked),
+         :ok <- check_shared_object(library, name, target) do
       _ = write_atomically(dest, library)
       _ = write_atomically(stamp_path(dest), stamp(name, sha256, sha256_hex(library)))
       :ok
@@ -228,6 +212,7 @@ defmodule RustyJson.Precompiled do
   defp stamp(name, sha256, library_sha256) do
     """
     # Written by RustyJson's mix compile: the precompiled NIF installed here. Compiles do nothing while it holds.
+    target #{Target.of_artifact(name)}
     archive #{name}
     archive_sha256 #{sha256}
     library_sha256 #{library_sha256}
@@ -378,15 +363,22 @@ defmodule RustyJson.Precompiled do
     :ok
   end
 
+  defp archive_target(name) do
+    case Target.of_artifact(name) do
+      nil -> {:error, "#{name} is not named as a precompiled NIF archive for any target"}
+      target -> {:ok, target}
+    end
+  end
+
   # The library alone, from the archive unpacked in memory up to `max` bytes (an archive that unpacks to more is
   # refused before it is all inflated).
-  defp extract(archive, name, max) do
+  defp extract(archive, name, target, max) do
     with {:ok, tar} <- gunzip(archive, name, max),
          {:ok, entries} <- table(tar, name),
-         {:ok, path} <- library_entry(entries, name) do
+         {:ok, path} <- library_entry(entries, name, target) do
       case :erl_tar.extract({:binary, tar}, [:memory, {:files, [path]}]) do
         {:ok, [{_, library}]} -> {:ok, library}
-        other -> {:error, "#{name}: its #{@library} could not be extracted: #{inspect(other)}"}
+        other -> {:error, "#{name}: its #{path} could not be extracted: #{inspect(other)}"}
       end
     end
   end
@@ -438,11 +430,14 @@ defmodule RustyJson.Precompiled do
     end
   end
 
-  # The first entry named like the library, which must be a regular file (not a link or a directory).
-  defp library_entry(entries, name) do
-    case Enum.find(entries, fn entry -> Path.basename(to_string(elem(entry, 0))) == @library end) do
+  # The first entry named like the library (or, as rustler_precompiled names it, like the archive less `.tar.gz`),
+  # which must be a regular file (not a link or a directory).
+  defp library_entry(entries, name, target) do
+    names = [Target.library_name(target), String.replace_suffix(name, ".tar.gz", "")]
+
+    case Enum.find(entries, fn entry -> Path.basename(to_string(elem(entry, 0))) in names end) do
       nil ->
-        {:error, "#{name} holds no #{@library}"}
+        {:error, "#{name} holds no #{Target.library_name(target)}"}
 
       entry when elem(entry, 1) == :regular ->
         {:ok, elem(entry, 0)}
@@ -452,65 +447,16 @@ defmodule RustyJson.Precompiled do
     end
   end
 
-  # The library must be a shared object for the archive's target (named in the archive's name): a 64-bit
-  # little-endian ELF of type ET_DYN (3) for the target's CPU. Only Linux targets are made; another system's
-  # target needs its own header check here.
-  defp check_shared_object(library, name) do
-    with {:ok, cpu, machine} <- archive_machine(name),
-         :ok <- check_elf(library, cpu, machine) do
-      :ok
-    else
+  # The library must be a shared library for the archive's target (named in the archive's name), by its header:
+  # a little-endian ELF shared object of the target's class and CPU, a Mach-O dylib, or a PE DLL.
+  defp check_shared_object(library, name, target) do
+    case Target.check_library(library, target) do
+      :ok ->
+        :ok
+
       {:error, what} ->
         {:error,
-         "#{name} holds a #{@library} that is not a shared object for its target: #{what}"}
-    end
-  end
-
-  defp archive_machine(name) do
-    with [_, target] <- Regex.run(~r/-nif-\d+\.\d+-(.+)\.so\.tar\.gz\z/, name),
-         [cpu | _] <- String.split(target, "-"),
-         {:ok, machine} <- Map.fetch(@elf_machines, cpu) do
-      {:ok, cpu, machine}
-    else
-      _ -> {:error, "the archive's name names no target this check knows"}
-    end
-  end
-
-  defp check_elf(
-         <<0x7F, "ELF", 2, 1, _::binary-size(10), type::little-16, found::little-16, _::binary>>,
-         cpu,
-         machine
-       ) do
-    cond do
-      type != 3 ->
-        {:error, "its ELF type is #{type}, not a shared object's (ET_DYN, 3)"}
-
-      found != machine ->
-        {:error, "it is built for ELF machine #{machine_name(found)}, not #{cpu} (#{machine})"}
-
-      true ->
-        :ok
-    end
-  end
-
-  defp check_elf(<<0x7F, "ELF", class, data, _::binary>>, _cpu, _machine)
-       when class != 2 or data != 1,
-       do:
-         {:error,
-          "it is not a 64-bit little-endian ELF file (class #{class}, data encoding #{data})"}
-
-  defp check_elf(<<0x7F, "ELF", _::binary>>, _cpu, _machine),
-    do: {:error, "its ELF header is cut short"}
-
-  defp check_elf(library, _cpu, _machine) do
-    {:error,
-     "it is not an ELF file (it begins #{inspect(binary_part(library, 0, min(byte_size(library), 8)))})"}
-  end
-
-  defp machine_name(machine) do
-    case Enum.find(@elf_machines, fn {_, number} -> number == machine end) do
-      {cpu, _} -> "#{machine} (#{cpu})"
-      nil -> "#{machine}"
+         "#{name} holds a #{Target.library_name(target)} that is not a shared object for its target: #{what}"}
     end
   end
 

@@ -8,17 +8,27 @@ defmodule RustyJson.Native do
 
   @doc false
   def load_nif do
-    case :code.priv_dir(:rusty_json) do
-      {:error, reason} ->
+    case {:code.priv_dir(:rusty_json), :persistent_term.get({__MODULE__, :built_for}, nil)} do
+      {{:error, reason}, _} ->
         remember_failure("priv dir of :rusty_json not found (#{inspect(reason)})")
 
-      priv ->
+      # Compiling for another machine (the Mix compiler says so): its library is for the release, not this VM.
+      {_, {target, why}} ->
+        :persistent_term.put(
+          {__MODULE__, :load_error},
+          "the RustyJson NIF was installed for #{target} (#{why}), not for this VM"
+        )
+
+        :ok
+
+      {priv, nil} ->
         priv |> :filename.join(@library) |> load_from() |> handle_load()
     end
   end
 
   @doc false
-  # Returns :ok or {:error, message} for the library at `path` (without extension).
+  # Returns :ok or {:error, message} for the library at `path` (without extension: `load_nif` adds the system's,
+  # `.dll` on Windows, `.so` elsewhere).
   @spec load_from(charlist() | String.t()) :: :ok | {:error, String.t()}
   def load_from(path) do
     case :erlang.load_nif(to_charlist(path), 0) do
@@ -31,12 +41,14 @@ defmodule RustyJson.Native do
       {:error, {kind, text}} ->
         {:error,
          """
-         could not load the RustyJson NIF from #{path}.so (#{kind}): #{text}
+         could not load the RustyJson NIF from #{path}#{extension()} (#{kind}): #{text}
          The library is missing or was built for another Erlang/OTP or architecture. Rebuild it with \
          `mix compile --force` (this runs cargo), or `make test` on a fresh machine.\
          """}
     end
   end
+
+  defp extension, do: if(match?({:win32, _}, :os.type()), do: ".dll", else: ".so")
 
   defp handle_load(:ok) do
     learn_map_order()

@@ -36,6 +36,48 @@ defmodule RustyJson.TestArtifact do
       else: 62
   end
 
+  @doc """
+  A stand-in library for `target` whose header is that target's (an ELF shared object of its class and machine, a
+  Mach-O dylib, a PE DLL) and the rest filler naming it: the compiler's check reads headers only, and libraries
+  for other machines cannot be built quickly here.
+  """
+  def library_for(target) do
+    header =
+      case target do
+        "x86_64-unknown-linux-" <> _ -> elf(64, 62)
+        "aarch64-unknown-linux-" <> _ -> elf(64, 183)
+        "riscv64gc-unknown-linux-gnu" -> elf(64, 243)
+        "arm" <> _ -> elf(32, 40)
+        "aarch64-apple-darwin" -> macho(0x0100000C)
+        "x86_64-apple-darwin" -> macho(0x01000007)
+        "x86_64-pc-windows-" <> _ -> pe(0x8664, 0x2022)
+      end
+
+    header <> "stand-in library for #{target}\n"
+  end
+
+  # e_ident (class, little-endian, version 1), e_type ET_DYN, e_machine, e_version; the rest of the header zeros.
+  defp elf(bits, machine) do
+    size = if bits == 64, do: 64, else: 52
+
+    head =
+      <<0x7F, "ELF", div(bits, 32), 1, 1, 0::72, 3::little-16, machine::little-16, 1::little-32>>
+
+    head <> :binary.copy(<<0>>, size - byte_size(head))
+  end
+
+  # MH_MAGIC_64, cputype, cpusubtype, filetype MH_DYLIB (6), then ncmds etc. as zeros.
+  defp macho(cpu), do: <<0xFEEDFACF::little-32, cpu::little-32, 0::32, 6::little-32, 0::128>>
+
+  # The DOS header with e_lfanew 0x40, then "PE\0\0" and the COFF header (machine, characteristics with the DLL bit).
+  def pe(machine, characteristics) do
+    dos = <<"MZ", 0::size(58)-unit(8), 0x40::little-32>>
+
+    dos <>
+      <<"PE", 0, 0, machine::little-16, 1::little-16, 0::96, 240::little-16,
+        characteristics::little-16>>
+  end
+
   @doc "Changes one byte of the archive at `path` (its 101st); returns the changed archive's SHA-256 hex."
   def tamper!(path) do
     <<head::binary-size(100), byte, rest::binary>> = File.read!(path)
