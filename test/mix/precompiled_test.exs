@@ -249,4 +249,30 @@ defmodule RustyJson.PrecompiledTest do
     assert Precompiled.install(ctx.name, sha, ctx.served, ctx.cache, ctx.dest) ==
              {:error, "#{ctx.name} holds no librustyjson_nif.so"}
   end
+
+  test "a Windows archive: its DLL installed, named either as ours (rustyjson_nif.dll) or as rustler_precompiled's",
+       ctx do
+    target = "x86_64-pc-windows-gnu"
+    name = Precompiled.artifact_name("9.9.9", "2.16", target)
+    dll = TestArtifact.library_for(target)
+    dest = Path.join(ctx.tmp_dir, "priv/native/rustyjson_nif.dll")
+
+    for inner <- ["rustyjson_nif.dll", String.replace_suffix(name, ".tar.gz", "")] do
+      sha = TestArtifact.archive_entries!(ctx.served, name, [{inner, dll}])
+      File.rm_rf!(ctx.cache)
+      File.rm_rf!(Path.dirname(dest))
+      assert Precompiled.install(name, sha, ctx.served, ctx.cache, dest) == :ok
+      assert File.read!(dest) == dll
+      assert File.read!(Precompiled.stamp_path(dest)) =~ "\ntarget #{target}\narchive #{name}\n"
+    end
+
+    # A Linux library in a Windows archive is refused.
+    sha = TestArtifact.archive_entries!(ctx.served, name, [{"rustyjson_nif.dll", ctx.library}])
+    File.rm_rf!(ctx.cache)
+
+    assert {:error, message} = Precompiled.install(name, sha, ctx.served, ctx.cache, dest)
+
+    assert message =~
+             "#{name} holds a rustyjson_nif.dll that is not a shared object for its target: it is not a PE file"
+  end
 end
