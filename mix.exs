@@ -2,8 +2,9 @@ Code.require_file("mix/precompiled.exs", __DIR__)
 
 defmodule Mix.Tasks.Compile.RustyJsonNative do
   @moduledoc """
-  Installs RustyJson's NIF at `priv/native/rustyjson_nif.so`: a precompiled one when the checksum file beside
-  mix.exs lists an artifact for the running VM (its SHA-256 verified before use), otherwise built with cargo.
+  Installs RustyJson's NIF at `priv/native/rustyjson_nif.so` (`.dll` for Windows): a precompiled one when the
+  checksum file beside mix.exs lists an artifact for the target (its SHA-256 verified before use), otherwise built
+  with cargo. The target is the running VM's, or another machine's for a cross-built release (mix/target.exs).
   Once a precompiled one is installed, its stamp (`rustyjson_nif.so.stamp`) lets later compiles do nothing, with
   no cache or network, while the checksum file names the same archive and the library is unchanged.
 
@@ -14,6 +15,8 @@ defmodule Mix.Tasks.Compile.RustyJsonNative do
       the project's release of this version by default.
     * `RUSTYJSON_CACHE_DIR`: the download cache (default: the user's cache directory, `rusty_json/precompiled`).
     * `RUSTYJSON_CARGO_PROFILE`: the cargo profile of a build (default `release`).
+    * `RUSTYJSON_TARGET`: the target triple of another machine to install (or cross-build) the NIF for; Nerves'
+      `MIX_TARGET` with `TARGET_ARCH`/`TARGET_OS`/`TARGET_ABI` names it too.
   """
   use Mix.Task.Compiler
 
