@@ -204,7 +204,8 @@ defmodule RustyJson.Precompiled.Target do
   end
 
   # `arm-unknown-linux-gnueabihf` (Debian's and Raspberry Pi OS's builds say `arm` whatever the CPU) or
-  # `armv7l-...`/`armv8l-...` (built on the machine): the CPU's architecture, when the kernel tells it, decides.
+  # `armv6l-...`/`armv7l-...`/`armv8l-...` (built on the machine): the CPU's architecture, when the kernel tells it
+  # (an ARMv6 Raspberry Pi runs the same Raspberry Pi OS armhf Erlang as an ARMv7 one), else the triple's.
   defp arm_targets("arm" <> version, system, cpu_arch) do
     cond do
       not String.ends_with?(system, "gnueabihf") or String.contains?(system, "musl") ->
@@ -219,6 +220,9 @@ defmodule RustyJson.Precompiled.Target do
   end
 
   defp arm_targets(_cpu, _system, _cpu_arch), do: []
+
+  # Plain `arm` with the CPU unknown (qemu-user shows the host's /proc/cpuinfo; its emulated CPU is ARMv7 or later).
+  defp version_number(""), do: 7
 
   defp version_number("v" <> rest) do
     case Integer.parse(rest) do

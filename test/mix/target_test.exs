@@ -51,7 +51,8 @@ defmodule RustyJson.Precompiled.TargetTest do
       {vm("arm-unknown-linux-gnueabihf", wordsize: 4, arm_architecture: 8), @armv7},
       {vm("arm-unknown-linux-gnueabihf", wordsize: 4, arm_architecture: 6),
        ["arm-unknown-linux-gnueabihf"]},
-      {vm("arm-unknown-linux-gnueabihf", wordsize: 4), ["arm-unknown-linux-gnueabihf"]},
+      # The CPU unknown (qemu-user shows the host's cpuinfo): emulated, so ARMv7 or later.
+      {vm("arm-unknown-linux-gnueabihf", wordsize: 4), @armv7},
       {vm("armv6l-unknown-linux-gnueabihf", wordsize: 4), ["arm-unknown-linux-gnueabihf"]},
       {vm("arm-unknown-linux-gnueabi", wordsize: 4, arm_architecture: 7), []},
       {vm("i686-pc-linux-gnu", wordsize: 4), []},
