@@ -41,6 +41,10 @@ defmodule RustyJson.CrossArtifactsTest do
         # Loads on macOS 11 (Big Sur) and later: the oldest that Apple-silicon Macs run.
         assert lib.min_macos != nil and lib.min_macos <= {11, 0}
 
+        # Apple silicon runs signed code only: an ad-hoc signature (the linker's) is enough, if no later step
+        # changed the file. Intel Macs run unsigned libraries; a signature there must hold all the same.
+        assert lib.signature == :valid or (lib.signature == nil and unquote(cpu) == :x86_64)
+
         assert {"_nif_init", :defined, nil} in lib.symbols
 
         # Every undefined symbol comes from libSystem (ordinal 1), or is one of the VM's enif_* looked up when

@@ -11,11 +11,13 @@ defmodule RustyJson.ObjectFiles do
   @lc_id_dylib 0xD
   @lc_build_version 0x32
   @lc_rpath 0x8000001C
+  @lc_code_signature 0x1D
   @dylib_loads [0xC, 0x20, 0x80000018, 0x8000001F, 0x80000023]
 
   @doc """
-  A Mach-O file's `%{cpu:, filetype:, flags:, dylibs:, id:, rpaths:, min_macos:, symbols:}`: cpu `:arm64`,
-  `:x86_64` or the number; dylibs in ordinal order; symbols `{name, kind, ordinal}` (external ones only), kind
+  A Mach-O file's `%{cpu:, filetype:, flags:, dylibs:, id:, rpaths:, min_macos:, signature:, symbols:}`: cpu
+  `:arm64`, `:x86_64` or the number; dylibs in ordinal order; signature nil (unsigned), `:valid` (every page's
+  SHA-256 in the code directory matches the file) or `{:invalid, page}`; symbols `{name, kind, ordinal}` (external ones only), kind
   `:defined` or `:undefined`, ordinal the two-level library ordinal of an undefined one (1 = the first dylib,
   0xFE = looked up dynamically).
   """
@@ -33,6 +35,7 @@ defmodule RustyJson.ObjectFiles do
       id: Enum.find_value(commands, fn {cmd, body} -> cmd == @lc_id_dylib && lc_string(body) end),
       rpaths: for({@lc_rpath, body} <- commands, do: lc_string(body)),
       min_macos: Enum.find_value(commands, &min_macos/1),
+      signature: Enum.find_value(commands, &signature(&1, file)),
       symbols: Enum.find_value(commands, [], &symtab(&1, file))
     }
   end
@@ -60,6 +63,29 @@ defmodule RustyJson.ObjectFiles do
     do: {minos >>> 16, minos >>> 8 &&& 0xFF}
 
   defp min_macos(_), do: nil
+
+  # The code signature's SuperBlob (big-endian): its CodeDirectory (slot type 0) holds a hash of each page of the
+  # file up to codeLimit. A change after signing (a later strip, say) leaves a page whose hash differs.
+  defp signature({@lc_code_signature, <<offset::little-32, _size::little-32>>}, file) do
+    <<0xFADE0CC0::32, _length::32, count::32, index::binary-size(count * 8), _::binary>> =
+      binary_part(file, offset, byte_size(file) - offset)
+
+    [cd_offset] = for <<0::32, at::32 <- index>>, do: offset + at
+
+    <<0xFADE0C02::32, _::binary-size(12), hash_offset::32, _ident::32, _special::32, slots::32,
+      limit::32, hash_size, 2, _platform, page_log2,
+      _::binary>> = binary_part(file, cd_offset, 44)
+
+    page = 1 <<< page_log2
+
+    Enum.find_value(0..(slots - 1), :valid, fn i ->
+      bytes = binary_part(file, i * page, min(page, limit - i * page))
+      expected = binary_part(file, cd_offset + hash_offset + i * hash_size, hash_size)
+      if :crypto.hash(:sha256, bytes) != expected, do: {:invalid, i}
+    end)
+  end
+
+  defp signature(_, _), do: nil
 
   # nlist_64 entries: n_strx, n_type, n_sect, n_desc (its high byte the library ordinal), n_value.
   defp symtab(
