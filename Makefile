@@ -20,7 +20,10 @@ demo: deps
 test: deps
 	mix format --check-formatted
 	mix compile --warnings-as-errors
-	mix test
+	# The macOS and Windows NIFs, cross-built as `make precompile` builds them, for the tests that inspect them
+	# (test/mix/cross_artifacts_test.exs): no VM here can load them.
+	scripts/precompile native/target/precompiled-desktop aarch64-apple-darwin x86_64-apple-darwin x86_64-pc-windows-gnu
+	RUSTYJSON_CROSS_ARTIFACTS=native/target/precompiled-desktop mix test
 	# Again with every fast path switched off (term layouts left to erl_nif): the fallbacks must give the same.
 	RUSTYJSON_FAST_PATHS=off mix test
 	cd native && cargo fmt --all --check
