@@ -16,8 +16,14 @@ defmodule RustyJson.Precompiled do
   # The most an archive may unpack to: the library is about 1.3 MB (a release build), so this leaves it room to
   # grow fifty-fold while bounding what `mix compile` inflates and holds in memory for one listed archive.
   @max_unpacked_bytes 64 * 1024 * 1024
-  # ELF's e_machine for each target's CPU: every precompiled target is Linux (ELF, 64-bit, little-endian).
-  @elf_machines %{"x86_64" => 62, "aarch64" => 183}
+  # ELF's class (ELFCLASS64: 2, ELFCLASS32: 1) and e_machine for each target's CPU: every precompiled target is
+  # Linux (ELF, little-endian).
+  @elf_machines %{
+    "x86_64" => {2, 62},
+    "aarch64" => {2, 183},
+    "armv7" => {1, 40},
+    "riscv64gc" => {2, 243}
+  }
 
   @doc "The checksum file's name (beside mix.exs)."
   def checksum_file, do: @checksum_file
@@ -34,14 +40,25 @@ defmodule RustyJson.Precompiled do
     arch = :erlang.system_info(:system_architecture) |> List.to_string()
 
     with [cpu | _] <- String.split(arch, "-"),
-         cpu when cpu in ["x86_64", "aarch64"] <- normalize_cpu(cpu),
          true <- String.contains?(arch, "linux") do
       libc = if String.contains?(arch, "musl") or musl_vm?(), do: "musl", else: "gnu"
-      "#{cpu}-unknown-linux-#{libc}"
+      linux_target(normalize_cpu(cpu), libc, arch)
     else
       _ -> nil
     end
   end
+
+  defp linux_target(cpu, libc, _arch) when cpu in ["x86_64", "aarch64"],
+    do: "#{cpu}-unknown-linux-#{libc}"
+
+  # 32-bit ARM with hard float (Debian's and Raspberry Pi OS's Erlang say `arm-unknown-linux-gnueabihf` whatever
+  # the CPU): the ARMv7 build (scripts/precompile says which boards it covers).
+  defp linux_target("arm" <> _, "gnu", arch) do
+    if String.ends_with?(arch, "gnueabihf"), do: "armv7-unknown-linux-gnueabihf"
+  end
+
+  defp linux_target("riscv64", "gnu", _arch), do: "riscv64gc-unknown-linux-gnu"
+  defp linux_target(_cpu, _libc, _arch), do: nil
 
   defp normalize_cpu("arm64"), do: "aarch64"
   defp normalize_cpu("amd64"), do: "x86_64"
@@ -452,12 +469,12 @@ defmodule RustyJson.Precompiled do
     end
   end
 
-  # The library must be a shared object for the archive's target (named in the archive's name): a 64-bit
+  # The library must be a shared object for the archive's target (named in the archive's name): a 32- or 64-bit
   # little-endian ELF of type ET_DYN (3) for the target's CPU. Only Linux targets are made; another system's
   # target needs its own header check here.
   defp check_shared_object(library, name) do
-    with {:ok, cpu, machine} <- archive_machine(name),
-         :ok <- check_elf(library, cpu, machine) do
+    with {:ok, cpu, elf} <- archive_machine(name),
+         :ok <- check_elf(library, cpu, elf) do
       :ok
     else
       {:error, what} ->
@@ -469,17 +486,17 @@ defmodule RustyJson.Precompiled do
   defp archive_machine(name) do
     with [_, target] <- Regex.run(~r/-nif-\d+\.\d+-(.+)\.so\.tar\.gz\z/, name),
          [cpu | _] <- String.split(target, "-"),
-         {:ok, machine} <- Map.fetch(@elf_machines, cpu) do
-      {:ok, cpu, machine}
+         {:ok, elf} <- Map.fetch(@elf_machines, cpu) do
+      {:ok, cpu, elf}
     else
       _ -> {:error, "the archive's name names no target this check knows"}
     end
   end
 
   defp check_elf(
-         <<0x7F, "ELF", 2, 1, _::binary-size(10), type::little-16, found::little-16, _::binary>>,
+         <<0x7F, "ELF", class, 1, _::binary-size(10), type::little-16, found::little-16, _::binary>>,
          cpu,
-         machine
+         {class, machine}
        ) do
     cond do
       type != 3 ->
@@ -493,22 +510,21 @@ defmodule RustyJson.Precompiled do
     end
   end
 
-  defp check_elf(<<0x7F, "ELF", class, data, _::binary>>, _cpu, _machine)
-       when class != 2 or data != 1,
-       do:
-         {:error,
-          "it is not a 64-bit little-endian ELF file (class #{class}, data encoding #{data})"}
+  defp check_elf(<<0x7F, "ELF", class, data, _::binary-size(14), _::binary>>, _cpu, {want, _}),
+    do:
+      {:error,
+       "it is not a #{32 * want}-bit little-endian ELF file (class #{class}, data encoding #{data})"}
 
-  defp check_elf(<<0x7F, "ELF", _::binary>>, _cpu, _machine),
+  defp check_elf(<<0x7F, "ELF", _::binary>>, _cpu, _elf),
     do: {:error, "its ELF header is cut short"}
 
-  defp check_elf(library, _cpu, _machine) do
+  defp check_elf(library, _cpu, _elf) do
     {:error,
      "it is not an ELF file (it begins #{inspect(binary_part(library, 0, min(byte_size(library), 8)))})"}
   end
 
   defp machine_name(machine) do
-    case Enum.find(@elf_machines, fn {_, number} -> number == machine end) do
+    case Enum.find(@elf_machines, fn {_, {_, number}} -> number == machine end) do
       {cpu, _} -> "#{machine} (#{cpu})"
       nil -> "#{machine}"
     end

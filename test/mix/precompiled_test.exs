@@ -214,14 +214,16 @@ defmodule RustyJson.PrecompiledTest do
   test "an archive whose library is not a shared object for its target is refused, naming the archive",
        ctx do
     foreign = TestArtifact.foreign_machine()
+    <<0x7F, "ELF", class, _::binary>> = ctx.library
 
     cases = [
       {TestArtifact.patch(ctx.library, 18, <<foreign::little-16>>),
        "it is built for ELF machine #{foreign} ("},
       {TestArtifact.patch(ctx.library, 16, <<2::little-16>>),
        "its ELF type is 2, not a shared object's (ET_DYN, 3)"},
-      {TestArtifact.patch(ctx.library, 4, <<1>>),
-       "not a 64-bit little-endian ELF file (class 1, data encoding 1)"},
+      # The other ELF class than the library's (a 64-bit library made 32-bit, or a 32-bit one 64-bit).
+      {TestArtifact.patch(ctx.library, 4, <<3 - class>>),
+       "not a #{32 * class}-bit little-endian ELF file (class #{3 - class}, data encoding 1)"},
       {binary_part(ctx.library, 0, 12), "its ELF header is cut short"},
       {"#!/bin/sh\necho not a library\n", ~s[it is not an ELF file (it begins "#!/bin/s")]},
       {"", ~s[it is not an ELF file (it begins "")]}
