@@ -45,7 +45,13 @@ defmodule RustyJson.PrecompiledTest do
 
     assert Precompiled.pick(checksums, "1.0.0", "mips-unknown-linux-gnu") == nil
     assert Precompiled.pick(checksums, "2.0.0", ctx.target) == nil
-    assert ctx.target in ["x86_64-unknown-linux-gnu", "aarch64-unknown-linux-gnu"]
+
+    assert ctx.target in [
+             "x86_64-unknown-linux-gnu",
+             "aarch64-unknown-linux-gnu",
+             "armv7-unknown-linux-gnueabihf",
+             "riscv64gc-unknown-linux-gnu"
+           ]
   end
 
   test "installed from a directory, then from the cache alone", ctx do
@@ -148,8 +154,11 @@ defmodule RustyJson.PrecompiledTest do
       {~s(%{"a.tar.gz" => "sha256:" <> "#{hex}"}\n), "is not a string => string pair"},
       {"", "it is empty"},
       {"  \n", "it is empty"},
-      {~s(%{\n  "a.tar.gz" => "sha256:#{hex}",\n),
-       "syntax error on line 3: missing terminator: }"},
+      {
+        ~s(%{\n  "a.tar.gz" => "sha256:#{hex}",\n),
+        # The line named is the end (Elixir 1.14) or the opening brace's (1.18).
+        ~r/syntax error on line [13]: missing terminator: }/
+      },
       {~s(["a.tar.gz"]\n),
        ~s(it should be a map of archive names to "sha256:<hex>", not ["a.tar.gz"])},
       {~s(%{"a.tar.gz" => "sha256:abc"}\n), ~s("sha256:abc", not "sha256:" and 64 hex digits)},
