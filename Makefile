@@ -5,7 +5,7 @@ export PATH := $(HOME)/.cargo/bin:$(PATH)
 export LC_ALL := C.UTF-8
 export LANG := C.UTF-8
 
-.PHONY: demo test test-matrix test-arm64 precompile deps build dialyzer bench bench-matrix bench-quick bench-streams bench-streams-matrix bench-pointer fuzz soak latency worst-case clean
+.PHONY: demo test test-matrix test-arm64 test-armhf test-riscv64 test-foreign precompile deps build dialyzer bench bench-matrix bench-quick bench-streams bench-streams-matrix bench-pointer fuzz soak latency worst-case clean
 
 deps:
 	@scripts/install-deps
@@ -49,10 +49,19 @@ test-matrix: deps
 precompile: deps
 	scripts/precompile
 
-# arm64: the aarch64 artifact cross-built, the core's tests under qemu, and a trixie arm64 root (no Rust) that
-# installs the artifact and runs a subset of the suite under emulation (needs root; scripts/test-arm64).
+# Other architectures: the artifact cross-built, the core's tests under qemu, and a trixie root of that
+# architecture (no Rust) that installs the artifact and runs a subset of the suite under emulation (needs root;
+# scripts/test-foreign). arm64: aarch64; armhf: armv7, a 32-bit VM; riscv64. test-foreign runs all three.
 test-arm64: deps
-	scripts/test-arm64
+	scripts/test-foreign arm64
+
+test-armhf: deps
+	scripts/test-foreign armhf
+
+test-riscv64: deps
+	scripts/test-foreign riscv64
+
+test-foreign: test-arm64 test-armhf test-riscv64
 
 # Dialyzer from apt's erlang-dialyzer; the PLT is built once (a few minutes) and cached in ~/.cache/rusty_json.
 dialyzer: deps

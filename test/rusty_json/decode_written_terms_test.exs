@@ -84,4 +84,32 @@ defmodule RustyJson.DecodeWrittenTermsTest do
       assert again == docs
     end
   end
+
+  # Small integers hold 60 bits on a 64-bit VM and 28 on a 32-bit one (armhf: make test-armhf); floats take one
+  # data word or two; heap binaries 8 or 16 data words at most. Both VMs' limits are crossed on either VM: a
+  # value written directly must be the term the VM makes, one past the limit a bignum.
+  test "integers, floats and short strings around both word sizes' limits" do
+    ints =
+      for bits <- [27, 31, 59, 63], limit = Bitwise.bsl(1, bits), d <- [-1, 0, 1] do
+        [limit + d, -limit - d]
+      end
+
+    ints = List.flatten([0, -1, 7 | ints])
+    floats = [0.0, -0.0, 1.5, -2.25e-300, 1.0e308, 2.2250738585072014e-308, 5.0e-324, 123_456.789]
+    strings = for n <- 0..66, do: String.duplicate("s", n)
+    value = %{"ints" => ints, "floats" => floats, "strings" => strings}
+
+    for keys <- [:strings, :intern] do
+      decoded = RustyJson.decode!(RustyJson.encode!(value), keys: keys)
+      assert decoded == value
+      assert Enum.map(decoded["floats"], &<<&1::float>>) == Enum.map(floats, &<<&1::float>>)
+
+      assert Enum.map(decoded["ints"], &:erts_debug.flat_size/1) ==
+               Enum.map(ints, &:erts_debug.flat_size/1)
+
+      assert :erlang.binary_to_term(:erlang.term_to_binary(decoded)) == value
+    end
+
+    assert RustyJson.encode!(ints) == "[" <> Enum.map_join(ints, ",", &Integer.to_string/1) <> "]"
+  end
 end

@@ -9,7 +9,8 @@
 //! [`Template`] (node headers, sizes, and which key each leaf holds), and later objects are written from the
 //! template: the same nodes, with leaves `[key | value]` of their own keys and values.
 //!
-//! The layout (64-bit, OTP 18 to 29 at least: `erl_map.h`): a head node `[header, size, slots...]`, inner nodes
+//! The layout (32-bit and 64-bit alike, OTP 18 to 29 at least: `erl_map.h`; a header's 16-bit bitmap is its top
+//! half on a 32-bit VM): a head node `[header, size, slots...]`, inner nodes
 //! `[header, slots...]`, 16 slots or one per bit of the header's 16-bit bitmap; a slot is a boxed pointer to a
 //! node or a list pointer to a leaf cons cell. Headers are read from the VM's map, never made up; the map tag
 //! in their low six bits (0x3C before OTP 27, 0x2C from it) and the pointer tags are learned from maps, floats

@@ -6,7 +6,9 @@
 //! learning takes about a millisecond, too long for a normal scheduler. Should that call not have run, the first
 //! call that needs the layout learns it, on its own scheduler. Each fast path is switched on or off on its own: a
 //! layout no release has shown yet turns off only the paths that depend on it, and the plain erl_nif calls do
-//! that work. Nothing here is assumed of a release; only the 64-bit word is (a 32-bit VM gets no fast path).
+//! that work. Nothing here is assumed of a release, nor of the word size: sizes are counted in [`WORD`]-byte
+//! words (4 on a 32-bit VM, where small integers have 28 bits and a float takes three words) and every layout is
+//! checked on a 32-bit VM as on a 64-bit one (armv7 under qemu: `make test-armhf`).
 //! `RUSTYJSON_FAST_PATHS=off` in the VM's environment switches every one off (the test suite runs once that way
 //! too).
 //!
@@ -30,6 +32,9 @@ use std::ffi::c_int;
 use std::sync::OnceLock;
 
 type T = ErlNifTerm;
+
+/// The bytes of a machine word: a term's size, and the unit the VM's heaps and term sizes are counted in.
+pub const WORD: usize = std::mem::size_of::<usize>();
 
 /// What was learned of the running VM: one set of facts per fast path, `None` (or off) where they do not hold.
 pub struct Layout {
@@ -88,7 +93,7 @@ fn learn_facts(env: *mut ErlNifEnv) -> Layout {
         hash_maps: None,
         hash_map_reads: None,
     };
-    if forced_off() || !cfg!(target_pointer_width = "64") {
+    if forced_off() {
         return OFF;
     }
     // SAFETY: `env` is the calling NIF's environment; the terms made here are garbage once learned.
@@ -113,7 +118,7 @@ fn learn_facts(env: *mut ErlNifEnv) -> Layout {
 
 /// The primary tags (a term's low two bits) of boxed terms (a pointer to a header word) and of list cells, which
 /// every fast path relies on: learned from a float and a list cell the VM makes, and distinct from each other and
-/// from an immediate's (a small integer's). Every 64-bit release so far uses 0b10 and 0b01.
+/// from an immediate's (a small integer's). Every release so far uses 0b10 and 0b01, 32-bit and 64-bit alike.
 #[derive(Clone, Copy)]
 pub struct Primary {
     pub boxed: usize,

@@ -13,7 +13,8 @@ use rustler::sys::{
 use std::mem::MaybeUninit;
 
 /// The read layout: immediates (small integers: value above a tag), list cells (a tagged pointer to
-/// `[head, tail]`), boxed floats (`[header, IEEE bits]`) and flat maps (`[header, size, keys tuple, values...]`).
+/// `[head, tail]`), boxed floats (`[header, IEEE bits]`: the bits take two words on a 32-bit VM) and flat maps
+/// (`[header, size, keys tuple, values...]`).
 #[derive(Clone, Copy)]
 pub struct Reads {
     on: bool,
@@ -81,7 +82,9 @@ impl Reads {
             // SAFETY: a boxed term points to a header word followed by its data, on a heap that does not move.
             unsafe {
                 if *p == self.float_header {
-                    return Some(f64::from_bits(*p.add(1) as u64));
+                    // Unaligned: a 32-bit VM's heap words (and so a float's bits) are 4-byte aligned.
+                    let value = (p.add(1) as *const u64).read_unaligned();
+                    return Some(f64::from_bits(value));
                 }
             }
         }

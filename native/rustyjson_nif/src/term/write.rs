@@ -15,7 +15,7 @@
 //! learned from terms the running VM makes, and terms written here are checked to be identical to the VM's, each
 //! kind on its own; where one differs, that kind is left to erl_nif.
 
-use super::{bits, boxed, is_boxed, T};
+use super::{bits, boxed, is_boxed, T, WORD};
 use rustler::sys::{
     enif_get_double, enif_get_map_size, enif_get_map_value, enif_inspect_binary, enif_is_identical,
     enif_make_double, enif_make_int64, enif_make_map_from_arrays, enif_make_sub_binary,
@@ -27,8 +27,8 @@ use std::mem::MaybeUninit;
 mod env_heap;
 pub use env_heap::EnvHeap;
 
-/// Heap binaries are written for byte sizes up to this (at most eight data words: the VM's own limit for a
-/// binary on the process heap, so larger ones are never asked of this layout).
+/// Heap binaries are written for byte sizes up to this (at most 64 / [`WORD`] data words: the VM's own limit for
+/// a binary on the process heap, 32-bit or 64-bit, so larger ones are never asked of this layout).
 pub const HEAP_BIN_MAX: usize = 64;
 /// Strings of the input up to this many bytes are always written as heap binaries (see
 /// [`Writes::input_copies_max`] for longer ones).
@@ -90,9 +90,10 @@ impl Arena {
     }
 }
 
-/// Heap binary headers by data words (0..=8: 0, 1-8, ..., 57-64 bytes), and the size word's unit.
+/// Heap binary headers by data words (0..=8 on a 64-bit VM: 0, 1-8, ..., 57-64 bytes; 0..=16 on a 32-bit one),
+/// and the size word's unit.
 pub struct HeapBinaries {
-    headers: [usize; HEAP_BIN_MAX / 8 + 1],
+    headers: [usize; HEAP_BIN_MAX / WORD + 1],
     /// The longest part of a binary that `enif_make_sub_binary` copies into a heap binary instead of referring to
     /// it (64 from OTP 27 on; 0 before, which makes sub-binaries of every size).
     sub_copies_max: usize,
@@ -100,7 +101,8 @@ pub struct HeapBinaries {
     size_shift: u32,
 }
 
-/// A small integer is `value << shift | tag`, for values of `64 - shift` bits.
+/// A small integer is `value << shift | tag`, for values of `usize::BITS - shift` bits (60 on a 64-bit VM, 28 on a
+/// 32-bit one).
 #[derive(Clone, Copy)]
 pub struct SmallIntegers {
     tag: usize,
@@ -123,7 +125,7 @@ impl Writes {
     #[inline(always)]
     unsafe fn alloc(&self, env: *mut ErlNifEnv, arena: &Arena, words: usize) -> *mut usize {
         let next = arena.next.get();
-        if (arena.end.get() as usize).wrapping_sub(next as usize) >= words * 8 {
+        if (arena.end.get() as usize).wrapping_sub(next as usize) >= words * WORD {
             arena.next.set(next.add(words));
             return next;
         }
@@ -145,7 +147,7 @@ impl Writes {
             // filled only to be written over.
             let (top, limit) = heap.words(env);
             let p = *top;
-            if (*limit as usize).wrapping_sub(p as usize) >= size * 8 {
+            if (*limit as usize).wrapping_sub(p as usize) >= size * WORD {
                 *top = p.add(size);
                 arena.bare.set(true);
                 arena.next.set(p.add(words));
@@ -213,7 +215,7 @@ impl Writes {
         let layout = self.heap_binaries.as_ref().unwrap_unchecked();
         let len = bytes.len();
         debug_assert!(len <= HEAP_BIN_MAX);
-        let data_words = len.div_ceil(8);
+        let data_words = len.div_ceil(WORD);
         let p = self.alloc(env, arena, 2 + data_words);
         let t = self.boxed_term(p);
         *p = layout.headers[data_words];
@@ -237,7 +239,7 @@ impl Writes {
     #[inline(always)]
     pub fn heap_binary_bytes(&self, t: T) -> *const u8 {
         // Arithmetic only: the words after the header and size are the bytes.
-        (bits(t) - self.boxed_tag).wrapping_add(16) as *const u8
+        (bits(t) - self.boxed_tag).wrapping_add(2 * WORD) as *const u8
     }
 
     /// A flat map in `arena` of `keys`, a tuple of 1..=32 keys in term order without duplicates, and where its
@@ -258,12 +260,14 @@ impl Writes {
         (self.boxed_term(p), p.add(3) as *mut T)
     }
 
-    /// A float in `arena`. Only with `floats`.
+    /// A float in `arena`: its header and 8 bytes of IEEE bits (one word, or two on a 32-bit VM). Only with
+    /// `floats`.
     #[inline(always)]
     pub unsafe fn float(&self, env: *mut ErlNifEnv, arena: &Arena, value: f64) -> T {
-        let p = self.alloc(env, arena, 2);
+        let p = self.alloc(env, arena, 1 + 8 / WORD);
         *p = self.floats.unwrap_unchecked();
-        *p.add(1) = value.to_bits() as usize;
+        // Unaligned: a 32-bit VM's heap words are 4-byte aligned.
+        (p.add(1) as *mut u64).write_unaligned(value.to_bits());
         self.boxed_term(p)
     }
 
@@ -279,7 +283,9 @@ impl Writes {
     #[inline(always)]
     pub fn small(&self, value: i64) -> Option<T> {
         let SmallIntegers { tag, shift } = self.small_integers?;
-        let fits = (value << shift) >> shift == value;
+        // The value's bits, sign included, are the word's above the tag.
+        let unused = 64 - usize::BITS + shift;
+        let fits = (value << unused) >> unused == value;
         fits.then(|| super::term(((value << shift) as usize) | tag))
     }
 
@@ -322,7 +328,7 @@ unsafe fn learn_small(env: *mut ErlNifEnv) -> Option<SmallIntegers> {
         ..Writes::OFF
     };
     // Every value at and around the limits is the VM's term; just outside them is not a small integer.
-    let limit = 1i64 << (63 - small.shift);
+    let limit = 1i64 << (usize::BITS - 1 - small.shift);
     for v in [0, 1, -1, 7, -8, 123_456_789, limit - 1, -limit, -limit + 1] {
         match w.small(v) {
             Some(t) if bits(t) == bits(enif_make_int64(env, v)) => {}
@@ -383,9 +389,9 @@ unsafe fn learn_heap_binaries(env: *mut ErlNifEnv, w: &Writes) -> Option<HeapBin
     let text = b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.,";
     let make = |len: usize| super::new_binary(env, &text[..len]);
     // One header per data-word count; the size word of 8 bytes gives the unit (8: bytes, 64: bits).
-    let mut headers = [0; HEAP_BIN_MAX / 8 + 1];
+    let mut headers = [0; HEAP_BIN_MAX / WORD + 1];
     for (words, header) in headers.iter_mut().enumerate() {
-        let t = make(words * 8);
+        let t = make(words * WORD);
         if !is_boxed(t, w.boxed_tag) {
             return None;
         }
@@ -447,7 +453,7 @@ unsafe fn learn_sub_copies(env: *mut ErlNifEnv, w: &Writes, layout: &HeapBinarie
         let t = enif_make_sub_binary(env, whole, start, len);
         let p = boxed(t, w.boxed_tag);
         is_boxed(t, w.boxed_tag)
-            && *p == layout.headers[len.div_ceil(8)]
+            && *p == layout.headers[len.div_ceil(WORD)]
             && *p.add(1) == len << layout.size_shift
             && std::slice::from_raw_parts(p.add(2) as *const u8, len) == &long[start..start + len]
     });

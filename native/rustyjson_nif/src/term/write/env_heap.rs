@@ -1,7 +1,7 @@
 //! Where an `ErlNifEnv` keeps its heap's top and limit, so that blocks of the arena can be taken from the caller's
 //! heap by moving its top, as erl_nif's own allocation does (see [`super::Writes`]).
 
-use super::{bits, boxed, Writes, BLOCK_MAX};
+use super::{bits, boxed, Writes, BLOCK_MAX, WORD};
 use rustler::sys::{enif_alloc_env, enif_free_env, enif_make_tuple_from_array, ErlNifEnv};
 
 /// The words of an `ErlNifEnv` that hold its heap top and limit (erl_nif's own bump allocation: a term of `n`
@@ -59,8 +59,10 @@ unsafe fn find_env_heap(env: *mut ErlNifEnv, w: &Writes) -> Option<EnvHeap> {
         .find(|&heap| {
             let (top, limit) = heap.words(env);
             let (t0, l0) = (*top, *limit);
-            let room = (l0 as usize).wrapping_sub(t0 as usize) / 8;
-            if t0.is_null() || !(t0 as usize).is_multiple_of(8) || !(4..=BLOCK_MAX).contains(&room)
+            let room = (l0 as usize).wrapping_sub(t0 as usize) / WORD;
+            if t0.is_null()
+                || !(t0 as usize).is_multiple_of(WORD)
+                || !(4..=BLOCK_MAX).contains(&room)
             {
                 return false;
             }
@@ -79,7 +81,7 @@ unsafe fn check_env_heap(env: *mut ErlNifEnv, w: &Writes, heap: EnvHeap) -> bool
     let (top, limit) = heap.words(env);
     // Whether the room between the words now is at least `words`.
     let fits = |top: *mut *mut usize, words: usize| {
-        (*limit as usize).wrapping_sub(*top as usize) >= words * 8
+        (*limit as usize).wrapping_sub(*top as usize) >= words * WORD
     };
     for _ in 0..4 {
         let (before, room) = (*top, fits(top, 2));
