@@ -6,7 +6,8 @@ defmodule RustyJson.InstallTest do
   use ExUnit.Case, async: false
 
   Code.require_file("../../mix/precompiled.exs", __DIR__)
-  alias RustyJson.{Precompiled, TestArtifact}
+  Code.require_file("../support/child_project.exs", __DIR__)
+  alias RustyJson.{ChildProject, Precompiled, TestArtifact}
 
   @moduletag :tmp_dir
   # A child VM compiling 15 modules, slower under emulation (arm64 roots).
@@ -16,13 +17,7 @@ defmodule RustyJson.InstallTest do
   @version Mix.Project.config()[:version]
 
   setup %{tmp_dir: tmp} do
-    project = Path.join(tmp, "project")
-    File.mkdir_p!(project)
-
-    for file <- ["mix.exs", "mix", "lib"],
-        do: File.cp_r!(Path.join(@root, file), Path.join(project, file))
-
-    File.ln_s!(Path.join(@root, "native"), Path.join(project, "native"))
+    project = ChildProject.copy!(tmp)
 
     # The artifact under the name `make precompile` gives this VM's target (NIF version 2.16, the crate's).
     name = Precompiled.artifact_name(@version, "2.16", Precompiled.target())
@@ -42,7 +37,7 @@ defmodule RustyJson.InstallTest do
       base_url: elem(server, 1),
       cache: Path.join(tmp, "cache"),
       installed: Path.join(project, "priv/native/rustyjson_nif.so"),
-      no_cargo: no_cargo_env(tmp)
+      no_cargo: ChildProject.no_cargo_env(tmp)
     }
   end
 
@@ -174,7 +169,7 @@ defmodule RustyJson.InstallTest do
 
     refute File.exists?(ctx.installed)
 
-    if cargo_available?() do
+    if ChildProject.cargo_available?() do
       assert {output, 0} = mix(ctx, ["compile"], [])
       assert output =~ "not a shared object for its target: it is built for ELF machine"
       assert output =~ "building it with cargo instead"
@@ -204,7 +199,7 @@ defmodule RustyJson.InstallTest do
   # Where this machine has cargo, the compile builds the NIF with it (the copy's native/ is this checkout's, built
   # already): installed, and it is the library cargo wrote.
   defp assert_cargo_builds(ctx) do
-    if cargo_available?() do
+    if ChildProject.cargo_available?() do
       assert {_, 0} = mix(ctx, ["compile"], [])
       built = Path.join(@root, "native/target/release/librustyjson_nif.so")
       assert File.read!(ctx.installed) == File.read!(built)
@@ -222,50 +217,11 @@ defmodule RustyJson.InstallTest do
   defp url_env(env, url),
     do: List.keystore(env, "RUSTYJSON_PRECOMPILED_URL", 0, {"RUSTYJSON_PRECOMPILED_URL", url})
 
-  defp cargo_available? do
-    System.find_executable("cargo") != nil or File.exists?(Path.expand("~/.cargo/bin/cargo"))
-  end
+  defp write_checksums(ctx, checksums), do: ChildProject.write_checksums!(ctx.project, checksums)
 
-  defp write_checksums(ctx, checksums) do
-    entries = Enum.map(checksums, fn {name, sha} -> ~s(  "#{name}" => "sha256:#{sha}",\n) end)
-    File.write!(Path.join(ctx.project, Precompiled.checksum_file()), ["%{\n", entries, "}\n"])
-  end
-
-  # A child `mix` in the copy (prod, so test/support is not needed there), its output and exit status; `env` is
-  # put over the settings every run has (this test's server and cache, nothing forced).
+  # A child `mix` in the copy (`ChildProject.mix/3`) with this test's server and cache; `env` is put over them.
   defp mix(ctx, args, env) do
-    base = [
-      {"MIX_ENV", "prod"},
-      {"MIX_BUILD_PATH", nil},
-      {"RUSTYJSON_BUILD", nil},
-      {"RUSTYJSON_CARGO_PROFILE", nil},
-      {"RUSTYJSON_PRECOMPILED_URL", ctx.base_url},
-      {"RUSTYJSON_CACHE_DIR", ctx.cache}
-    ]
-
-    env = Enum.reduce(env, base, fn {key, _} = pair, acc -> List.keystore(acc, key, 0, pair) end)
-
-    System.cmd(System.find_executable("mix"), args,
-      cd: ctx.project,
-      env: env,
-      stderr_to_stdout: true
-    )
-  end
-
-  # PATH without any directory that has cargo in it (elixir, erl and mix linked into a directory of their own when
-  # they were only there) and a HOME of its own (no ~/.cargo/bin): a machine without Rust.
-  defp no_cargo_env(tmp) do
-    bin = Path.join(tmp, "bin")
-    File.mkdir_p!(bin)
-    path = System.get_env("PATH", "") |> String.split(":", trim: true)
-    kept = Enum.reject(path, &File.exists?(Path.join(&1, "cargo")))
-
-    for tool <- ["elixir", "erl", "mix"],
-        not Enum.any?(kept, &File.exists?(Path.join(&1, tool))),
-        do: File.ln_s!(System.find_executable(tool), Path.join(bin, tool))
-
-    home = Path.join(tmp, "home")
-    File.mkdir_p!(home)
-    [{"PATH", Enum.join([bin | kept], ":")}, {"HOME", home}]
+    base = [{"RUSTYJSON_PRECOMPILED_URL", ctx.base_url}, {"RUSTYJSON_CACHE_DIR", ctx.cache}]
+    ChildProject.mix(ctx.project, args, base ++ env)
   end
 end

@@ -27,9 +27,38 @@ macro_rules! raw_nif {
     };
 }
 
-use rustler::sys::{ErlNifEnv, ErlNifTerm};
+use rustler::sys::{enif_schedule_nif, ErlNifDirtyTaskFlags, ErlNifEnv, ErlNifTerm};
 use rustler::{Env, Term};
-use std::ffi::c_int;
+use std::ffi::{c_int, CStr};
+
+/// A function `enif_schedule_nif` continues a call in.
+pub type Continuation =
+    unsafe extern "C" fn(*mut ErlNifEnv, c_int, *const ErlNifTerm) -> ErlNifTerm;
+
+/// The calling process continued in `next` with `args` (raw terms of `env`), on the scheduler `flags` names
+/// (`ERL_NIF_NORMAL_JOB`, or a dirty one); `name` is what the VM reports the call as.
+pub fn schedule<'a>(
+    env: Env<'a>,
+    name: &CStr,
+    flags: ErlNifDirtyTaskFlags,
+    next: Continuation,
+    args: &[ErlNifTerm],
+) -> Term<'a> {
+    // SAFETY: `env` is the calling NIF's and `args` are its terms; `next` has the continuation's signature.
+    unsafe {
+        Term::new(
+            env,
+            enif_schedule_nif(
+                env.as_c_arg(),
+                name.as_ptr(),
+                flags as c_int,
+                next,
+                args.len() as c_int,
+                args.as_ptr(),
+            ),
+        )
+    }
+}
 
 /// The most arguments a NIF entry or continuation of this library takes.
 const MAX_ARGS: usize = 6;

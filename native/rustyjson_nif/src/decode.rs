@@ -20,8 +20,8 @@ use crate::term::write::{self, Writes};
 use crate::term::{self, hamt};
 use rustler::sys::{
     enif_alloc_env, enif_consume_timeslice, enif_free_env, enif_get_tuple, enif_make_copy,
-    enif_schedule_nif, enif_self, enif_send, ErlNifDirtyTaskFlags, ErlNifPid,
-    ERL_NIF_DIRTY_JOB_CPU_BOUND, ERL_NIF_NORMAL_JOB,
+    enif_self, enif_send, ErlNifDirtyTaskFlags, ErlNifPid, ERL_NIF_DIRTY_JOB_CPU_BOUND,
+    ERL_NIF_NORMAL_JOB,
 };
 use rustler::sys::{
     enif_binary_to_term, enif_get_map_size, enif_get_uint, enif_inspect_binary, enif_make_atom_len,

@@ -10,7 +10,7 @@ use std::ffi::c_int;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use rustler::sys::{enif_consume_timeslice, enif_schedule_nif, ErlNifEnv, ErlNifTerm};
+use rustler::sys::{enif_consume_timeslice, ErlNifEnv, ErlNifTerm};
 use rustler::{Binary, Encoder, Env, OwnedBinary, ResourceArc, Term};
 use rustyjson_core::parser::locate::{Duplicates, LocateOptions, Located, Locator};
 use rustyjson_core::parser::ParseError;
@@ -132,24 +132,12 @@ fn slice<'a>(env: Env<'a>, input: Term<'a>, bytes: &[u8], mut walk: Walk, dirty:
         Next::Yield(to_dirty) => {
             let job = ResourceArc::new(LocateJob(Mutex::new(Some(walk))));
             let args = [input.as_c_arg(), job.encode(env).as_c_arg()];
-            let (next, flags): (Continuation, _) = if to_dirty {
+            let (next, flags): (continuation::Continuation, _) = if to_dirty {
                 (locate_dirty, rustler::sys::ERL_NIF_DIRTY_JOB_CPU_BOUND)
             } else {
                 (locate_normal, rustler::sys::ERL_NIF_NORMAL_JOB)
             };
-            unsafe {
-                Term::new(
-                    env,
-                    enif_schedule_nif(
-                        env.as_c_arg(),
-                        c"locate".as_ptr(),
-                        flags as c_int,
-                        next,
-                        args.len() as c_int,
-                        args.as_ptr(),
-                    ),
-                )
-            }
+            continuation::schedule(env, c"locate", flags, next, &args)
         }
     }
 }
@@ -159,8 +147,6 @@ enum Next {
     /// Yield; to a dirty scheduler when true.
     Yield(bool),
 }
-
-type Continuation = unsafe extern "C" fn(*mut ErlNifEnv, c_int, *const ErlNifTerm) -> ErlNifTerm;
 
 /// The decoder's error term for `e`: the position, or `{position, token}`.
 fn reason<'a>(env: Env<'a>, bytes: &[u8], e: ParseError) -> Term<'a> {

@@ -15,9 +15,7 @@ use std::sync::Mutex;
 use crate::continuation;
 
 use crate::decode::{ItemDecoder, SPAN_BYTES};
-use rustler::sys::{
-    enif_make_badarg, enif_schedule_nif, ErlNifEnv, ErlNifTerm, ERL_NIF_DIRTY_JOB_CPU_BOUND,
-};
+use rustler::sys::{enif_make_badarg, ErlNifEnv, ErlNifTerm, ERL_NIF_DIRTY_JOB_CPU_BOUND};
 use rustler::types::atom::nil;
 use rustler::{Atom, Binary, Encoder, Env, NifResult, OwnedBinary, ResourceArc, Term};
 use rustyjson_core::splitter::at_path::{Failure, Found, PathSplitter};
@@ -230,29 +228,15 @@ fn finish_here(env: Env<'_>, splitter: ResourceArc<StreamSplitter>) -> NifResult
         .encode(env))
 }
 
-type Continuation = unsafe extern "C" fn(*mut ErlNifEnv, c_int, *const ErlNifTerm) -> ErlNifTerm;
-
 /// The call continued by `next` with `args` on a dirty CPU scheduler.
 fn to_dirty<'a>(
     env: Env<'a>,
     name: &std::ffi::CStr,
-    next: Continuation,
+    next: continuation::Continuation,
     args: &[Term<'a>],
 ) -> Term<'a> {
     let args: Vec<ErlNifTerm> = args.iter().map(|t| t.as_c_arg()).collect();
-    unsafe {
-        Term::new(
-            env,
-            enif_schedule_nif(
-                env.as_c_arg(),
-                name.as_ptr(),
-                ERL_NIF_DIRTY_JOB_CPU_BOUND as c_int,
-                next,
-                args.len() as c_int,
-                args.as_ptr(),
-            ),
-        )
-    }
+    continuation::schedule(env, name, ERL_NIF_DIRTY_JOB_CPU_BOUND, next, &args)
 }
 
 /// The result term, or `badarg` raised.

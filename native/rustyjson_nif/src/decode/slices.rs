@@ -60,7 +60,7 @@ impl Slice {
     }
 }
 
-type Continuation = unsafe extern "C" fn(*mut ErlNifEnv, c_int, *const ErlNifTerm) -> ErlNifTerm;
+use continuation::Continuation;
 
 /// `decode` on the calling (normal) scheduler: yields every ~0.5 ms and continues in `decode_continue`. `input`
 /// and `opts` are terms of `env` (raw: see `raw_nif!`), and so is the result.
@@ -278,19 +278,7 @@ pub(super) fn schedule<'a>(
     flags: ErlNifDirtyTaskFlags,
     args: &[T],
 ) -> Term<'a> {
-    unsafe {
-        Term::new(
-            env,
-            enif_schedule_nif(
-                env.as_c_arg(),
-                c"decode".as_ptr(),
-                flags as c_int,
-                next,
-                args.len() as c_int,
-                args.as_ptr(),
-            ),
-        )
-    }
+    continuation::schedule(env, c"decode", flags, next, args)
 }
 
 /// Tells the scheduler how much of its time slice the call used (1 ms is 100%).

@@ -7,7 +7,7 @@ use std::sync::Mutex;
 
 use crate::continuation;
 use rustler::sys::{
-    enif_consume_timeslice, enif_schedule_nif, ErlNifEnv, ErlNifTerm, ERL_NIF_DIRTY_JOB_CPU_BOUND,
+    enif_consume_timeslice, ErlNifEnv, ErlNifTerm, ERL_NIF_DIRTY_JOB_CPU_BOUND, ERL_NIF_NORMAL_JOB,
 };
 use rustler::{Encoder, Env, ResourceArc, Term};
 use rustyjson_core::buffer::Buffer;
@@ -17,13 +17,10 @@ use super::options::{decode_options, layout_len};
 use super::output::{detach, finish, finish_holes, BinStorage, STACK_BYTES};
 use super::walker::{Fail, Walker};
 
-/// The signature of a NIF function `enif_schedule_nif` continues with.
-type NifFn = unsafe extern "C" fn(*mut ErlNifEnv, c_int, *const ErlNifTerm) -> ErlNifTerm;
-
 /// Resuming steps each open hash map's iterator up to its position again (lists, ordered objects, flat maps and
-/// structs are taken up where they were), when the walk reaches it: beyond this many elements in all, the call moves to a dirty scheduler
-/// instead of yielding (in a big heap a step can cost a cache miss: 50,000 of them up to about 0.5 ms, which a
-/// slice pays on top of its `TIME_LIMIT`).
+/// structs are taken up where they were), when the walk reaches it: beyond this many elements in all, the call
+/// moves to a dirty scheduler instead of yielding (in a big heap a step can cost a cache miss: 50,000 of them up
+/// to about 0.5 ms, which a slice pays on top of its `TIME_LIMIT`).
 const RESUME_WALK_MAX: usize = 50_000;
 
 /// The same call, continued on a dirty CPU scheduler (no time limit): `argv` is `[term, opts]` (start over) or
@@ -77,19 +74,13 @@ pub(super) fn run<'a>(
     if normal && resume.is_none() && layout_len(opts) > LAYOUT_NORMAL_MAX {
         // One indentation of a long layout string is a piece no slice can split: the whole call runs dirty.
         let args = [term.as_c_arg(), opts.as_c_arg()];
-        return unsafe {
-            Term::new(
-                env,
-                enif_schedule_nif(
-                    env.as_c_arg(),
-                    c"encode_dirty".as_ptr(),
-                    ERL_NIF_DIRTY_JOB_CPU_BOUND as c_int,
-                    encode_dirty,
-                    args.len() as c_int,
-                    args.as_ptr(),
-                ),
-            )
-        };
+        return continuation::schedule(
+            env,
+            c"encode_dirty",
+            ERL_NIF_DIRTY_JOB_CPU_BOUND,
+            encode_dirty,
+            &args,
+        );
     }
     let Some(options) = decode_options(opts) else {
         return (atoms::error(), (rustler::types::atom::badarg(), opts)).encode(env);
@@ -191,28 +182,13 @@ pub(super) fn run<'a>(
                 drop(out);
                 vec![term.as_c_arg(), opts.as_c_arg()]
             };
-            let (name, flags, fun): (&std::ffi::CStr, c_int, NifFn) = if yield_here {
-                (c"encode", 0, encode_yielded)
+            let (name, flags, fun): (&std::ffi::CStr, _, continuation::Continuation) = if yield_here
+            {
+                (c"encode", ERL_NIF_NORMAL_JOB, encode_yielded)
             } else {
-                (
-                    c"encode_dirty",
-                    ERL_NIF_DIRTY_JOB_CPU_BOUND as c_int,
-                    encode_dirty,
-                )
+                (c"encode_dirty", ERL_NIF_DIRTY_JOB_CPU_BOUND, encode_dirty)
             };
-            unsafe {
-                Term::new(
-                    env,
-                    enif_schedule_nif(
-                        env.as_c_arg(),
-                        name.as_ptr(),
-                        flags,
-                        fun,
-                        args.len() as c_int,
-                        args.as_ptr(),
-                    ),
-                )
-            }
+            continuation::schedule(env, name, flags, fun, &args)
         }
         Err(fail) => fail.into_term(env),
     }
