@@ -25,7 +25,7 @@ test: deps
 	scripts/precompile native/target/precompiled-desktop aarch64-apple-darwin x86_64-apple-darwin x86_64-pc-windows-gnu
 	RUSTYJSON_CROSS_ARTIFACTS=native/target/precompiled-desktop mix test
 	# Again with every fast path switched off (term layouts left to erl_nif): the fallbacks must give the same.
-	RUSTYJSON_FAST_PATHS=off mix test
+	RUSTYJSON_CROSS_ARTIFACTS=native/target/precompiled-desktop RUSTYJSON_FAST_PATHS=off mix test
 	cd native && cargo fmt --all --check
 	cd native && cargo clippy --workspace --all-targets --release -- -D warnings
 	cd native && cargo test --workspace --release

@@ -139,11 +139,10 @@ fn hash(bytes: &[u8]) -> u32 {
 pub fn hash_bytes(bytes: &[u8]) -> u64 {
     const K: u64 = 0x517c_c1b7_2722_0a95;
     let mut h: u64 = bytes.len() as u64;
-    let mut chunks = bytes.chunks_exact(8);
-    for c in &mut chunks {
-        h = (h.rotate_left(5) ^ u64::from_le_bytes(c.try_into().unwrap())).wrapping_mul(K);
+    let (chunks, rest) = bytes.as_chunks::<8>();
+    for c in chunks {
+        h = (h.rotate_left(5) ^ u64::from_le_bytes(*c)).wrapping_mul(K);
     }
-    let rest = chunks.remainder();
     if !rest.is_empty() {
         let mut buf = [0u8; 8];
         buf[..rest.len()].copy_from_slice(rest);

@@ -129,12 +129,12 @@ fn ends_scalar(b: u8) -> bool {
 pub(crate) fn count_newlines(bytes: &[u8]) -> u64 {
     let mut total = 0u64;
     #[cfg(all(target_arch = "x86_64", not(feature = "portable")))]
-    let steps = {
+    let rest = {
         use std::arch::x86_64::{
             __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128,
             _mm_set1_epi8,
         };
-        let mut blocks = bytes.chunks_exact(64);
+        let (blocks, rest) = bytes.as_chunks::<64>();
         // SAFETY: SSE2 is part of x86-64; each load reads 16 bytes of a 64-byte block or a 16-byte step.
         unsafe {
             let newline = _mm_set1_epi8(b'\n' as i8);
@@ -142,7 +142,7 @@ pub(crate) fn count_newlines(bytes: &[u8]) -> u64 {
                 let v = _mm_loadu_si128(block.as_ptr().add(at).cast::<__m128i>());
                 _mm_cmpeq_epi8(v, newline)
             };
-            for block in &mut blocks {
+            for block in blocks {
                 let (a, b, c, d) = (eq(block, 0), eq(block, 16), eq(block, 32), eq(block, 48));
                 let any = _mm_or_si128(_mm_or_si128(a, b), _mm_or_si128(c, d));
                 if _mm_movemask_epi8(any) != 0 {
@@ -152,24 +152,22 @@ pub(crate) fn count_newlines(bytes: &[u8]) -> u64 {
                         .sum::<u64>();
                 }
             }
-            let mut steps = blocks.remainder().chunks_exact(16);
-            for step in &mut steps {
+            let (steps, rest) = rest.as_chunks::<16>();
+            for step in steps {
                 total += u64::from(_mm_movemask_epi8(eq(step, 0)).count_ones());
             }
-            steps
+            rest
         }
     };
     #[cfg(any(not(target_arch = "x86_64"), feature = "portable"))]
-    let mut steps = bytes.chunks_exact(16);
-    #[cfg(any(not(target_arch = "x86_64"), feature = "portable"))]
-    for step in &mut steps {
-        for word in step.chunks_exact(8) {
-            total += u64::from(newlines_in_word(u64::from_le_bytes(
-                word.try_into().expect("8 bytes"),
-            )));
+    let rest = {
+        let (words, rest) = bytes.as_chunks::<8>();
+        for word in words {
+            total += u64::from(newlines_in_word(u64::from_le_bytes(*word)));
         }
-    }
-    total + steps.remainder().iter().filter(|&&b| b == b'\n').count() as u64
+        rest
+    };
+    total + rest.iter().filter(|&&b| b == b'\n').count() as u64
 }
 
 /// The newline bytes of `word` (the high bit of each byte that is zero after the xor, exactly those: the sum

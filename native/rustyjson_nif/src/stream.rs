@@ -280,7 +280,13 @@ unsafe extern "C" fn finish_dirty(
 
 fn spans_binary<'a>(env: Env<'a>, spans: &[Span]) -> Term<'a> {
     let mut bin = OwnedBinary::new(spans.len() * SPAN_BYTES);
-    for (out, span) in bin.as_mut_slice().chunks_exact_mut(SPAN_BYTES).zip(spans) {
+    for (out, span) in bin
+        .as_mut_slice()
+        .as_chunks_mut::<SPAN_BYTES>()
+        .0
+        .iter_mut()
+        .zip(spans)
+    {
         out[..8].copy_from_slice(&span.start.to_be_bytes());
         out[8..16].copy_from_slice(&span.end.to_be_bytes());
         out[16..].copy_from_slice(&span.line.to_be_bytes());

@@ -89,7 +89,7 @@ pub fn decode_items<'a>(
     }
     let mut decoder = ItemDecoder::new(env, slice, bytes, opts);
     let mut values = Vec::new();
-    for span in span_bytes.chunks_exact(SPAN_BYTES) {
+    for span in span_bytes.as_chunks::<SPAN_BYTES>().0 {
         let word = |i: usize| u64::from_be_bytes(span[i..i + 8].try_into().expect("8 bytes"));
         let (start, end) = (word(0), word(8));
         let inside = start >= base && end >= start && end - base <= bytes.len() as u64;
