@@ -304,9 +304,11 @@ defmodule RustyJson.Precompiled.Target do
   # The DOS header's e_lfanew (at 0x3C) points at "PE\0\0" and the COFF header: Machine, then Characteristics
   # 18 bytes on, whose IMAGE_FILE_DLL bit (0x2000) makes it a DLL.
   defp check_pe(<<"MZ", _::binary-size(58), offset::little-32, _::binary>> = library, want) do
-    case library do
-      <<_::binary-size(offset), "PE", 0, 0, machine::little-16, _::binary-size(16),
-        flags::little-16, _::binary>> ->
+    # Cut at the offset, not matched with it: a size read outside a match is a warning on Elixir 1.20.
+    at_pe = if offset <= byte_size(library), do: binary_part(library, offset, byte_size(library) - offset)
+
+    case at_pe do
+      <<"PE", 0, 0, machine::little-16, _::binary-size(16), flags::little-16, _::binary>> ->
         cond do
           Bitwise.band(flags, 0x2000) == 0 -> {:error, "it is a PE executable, not a DLL"}
           machine != want -> {:error, "it is built for PE machine 0x#{hex(machine)}, not 0x#{hex(want)}"}

@@ -25,8 +25,10 @@ defmodule RustyJson.TestArtifact do
 
   @doc "`binary` with the bytes from `offset` on replaced by `bytes` (an ELF header field, say)."
   def patch(binary, offset, bytes) do
-    <<head::binary-size(offset), _::binary-size(byte_size(bytes)), rest::binary>> = binary
-    head <> bytes <> rest
+    after_bytes = offset + byte_size(bytes)
+
+    binary_part(binary, 0, offset) <>
+      bytes <> binary_part(binary, after_bytes, byte_size(binary) - after_bytes)
   end
 
   @doc "The ELF machine (e_machine) of the other precompiled CPU than this VM's: 183 (aarch64) or 62 (x86_64)."

@@ -49,8 +49,11 @@ defmodule RustyJson.ObjectFiles do
   defp load_commands(_, 0, acc), do: Enum.reverse(acc)
 
   defp load_commands(<<cmd::little-32, size::little-32, rest::binary>>, n, acc) do
-    <<body::binary-size(size - 8), rest::binary>> = rest
-    load_commands(rest, n - 1, [{cmd, body} | acc])
+    body = binary_part(rest, 0, size - 8)
+
+    load_commands(binary_part(rest, size - 8, byte_size(rest) - size + 8), n - 1, [
+      {cmd, body} | acc
+    ])
   end
 
   # A dylib or rpath command's string: its offset counts from the command's start (8 bytes before its body).
@@ -171,13 +174,14 @@ defmodule RustyJson.ObjectFiles do
     |> binary_part(at.(rva), byte_size(file) - at.(rva))
     |> descriptors(size, [])
     |> Enum.map(fn descriptor ->
-      <<_::binary-size(name_at), name::little-32, _::binary>> = descriptor
+      <<name::little-32>> = binary_part(descriptor, name_at, 4)
       string_at(file, at.(name))
     end)
   end
 
   defp descriptors(bytes, size, acc) do
-    <<descriptor::binary-size(size), rest::binary>> = bytes
+    descriptor = binary_part(bytes, 0, size)
+    rest = binary_part(bytes, size, byte_size(bytes) - size)
 
     if descriptor == <<0::size(size * 8)>>,
       do: Enum.reverse(acc),
