@@ -128,6 +128,160 @@ defmodule RustyJson.Bench.Inputs do
     end
   end
 
+  @doc """
+  Documents shaped as apps send them (issue #44), generated from a seed so a run can vary them: multilingual
+  text, event-API records, one object keyed by ids, order records. `scale` multiplies the record counts.
+  """
+  def app_shapes(seed \\ 44, scale \\ 1) do
+    :rand.seed(:exsss, {seed, seed * 7 + 1, seed * 13 + 2})
+
+    [
+      from_term("multilingual_text", multilingual(round(4000 * scale))),
+      from_term("event_records", events(round(3000 * scale))),
+      from_term("id_keyed_object", id_keyed(round(20_000 * scale))),
+      from_term("order_records", orders(round(10_000 * scale))),
+      from_term("small_object", small_object())
+    ]
+  end
+
+  # Words of each script; a string is ~20 of them from a few scripts, separated by spaces and by the escapes and
+  # raw U+2028 that user text carries, so escapes and multi-byte UTF-8 sit 3-10 bytes apart.
+  @scripts %{
+    latin: ~w(straße café naïve über déjà façade garçon Köln señor smörgås),
+    ascii: ~w(the order was sent back and forth between them again today),
+    cjk: ~w(日本語 東京 中文 漢字 北京 大阪 学生 電話 天気 新聞),
+    hangul: ~w(한국어 서울 사랑 학교 컴퓨터 음식 친구 바다 하늘 시간),
+    cyrillic: ~w(привет москва здравствуйте книга город время работа слово дом),
+    emoji: ~w(😀 🎉 👍🏽 🚀 ❤️ 🇫🇷 🤖 🍕 🐧 ✨)
+  }
+  @separators [" ", " ", " ", " ", "\t", "\"", "\\", <<1>>, "\u2028", "\n"]
+
+  defp words(count) do
+    scripts = Enum.take_random(Map.keys(@scripts), 2 + :rand.uniform(3))
+
+    Enum.map_join(1..count, fn _ ->
+      Enum.random(@scripts[Enum.random(scripts)]) <> Enum.random(@separators)
+    end)
+  end
+
+  def multilingual(n) do
+    for i <- 1..n do
+      %{
+        "id" => i,
+        "lang" => Enum.random(~w(de fr ja ko ru en)),
+        "text" => words(6 + :rand.uniform(8))
+      }
+    end
+  end
+
+  defp hex(bytes), do: Base.encode16(:crypto.strong_rand_bytes(bytes), case: :lower)
+
+  defp stamp,
+    do:
+      "2026-#{pad(:rand.uniform(12))}-#{pad(:rand.uniform(28))}T#{pad(:rand.uniform(23))}:#{pad(:rand.uniform(59))}:00Z"
+
+  def events(n) do
+    for i <- 1..n do
+      login = "user-#{:rand.uniform(500)}"
+      repo = "org#{:rand.uniform(40)}/repo-#{:rand.uniform(300)}"
+
+      %{
+        "id" => Integer.to_string(20_000_000_000 + i),
+        "type" => Enum.random(~w(PushEvent IssuesEvent WatchEvent CreateEvent)),
+        "actor" => %{
+          "id" => :rand.uniform(9_000_000),
+          "login" => login,
+          "url" => "https://api.example.com/users/#{login}"
+        },
+        "repo" => %{
+          "id" => :rand.uniform(90_000_000),
+          "name" => repo,
+          "url" => "https://api.example.com/repos/#{repo}"
+        },
+        "payload" => %{
+          "size" => :rand.uniform(3),
+          "ref" => "refs/heads/main",
+          "commits" =>
+            for _ <- 1..:rand.uniform(3) do
+              %{
+                "sha" => hex(20),
+                "author" => %{"name" => "Name #{login}"},
+                "message" => words(1 + :rand.uniform(4)) <> "\n\n" <> words(2 + :rand.uniform(6)),
+                "distinct" => :rand.uniform(4) > 1
+              }
+            end
+        },
+        "public" => true,
+        "created_at" => stamp()
+      }
+    end
+  end
+
+  def id_keyed(n) do
+    Map.new(1..n, fn i ->
+      value =
+        case rem(i, 5) do
+          0 -> :rand.uniform(1_000_000)
+          1 -> "v#{:rand.uniform(99_999)}"
+          2 -> :rand.uniform(2) == 1
+          3 -> nil
+          4 -> :rand.uniform() * 1000
+        end
+
+      {"k_#{:rand.uniform(999)}_#{100_000 + i * 37 + :rand.uniform(30)}", value}
+    end)
+  end
+
+  defp money, do: "#{:rand.uniform(999)}.#{pad(:rand.uniform(100) - 1)}"
+
+  def orders(n) do
+    for i <- 1..n do
+      items =
+        for _ <- 1..:rand.uniform(4) do
+          %{
+            "sku" => "SKU-#{:rand.uniform(90_000)}",
+            "name" => "Item #{:rand.uniform(5000)} (#{Enum.random(~w(red blue large small))})",
+            "quantity" => :rand.uniform(5),
+            "unit_price" => money(),
+            "fees" => [
+              %{"kind" => "shipping", "amount" => money(), "currency" => "EUR"},
+              %{"kind" => "tax", "amount" => money(), "rate" => :rand.uniform(25) / 100}
+            ]
+          }
+        end
+
+      %{
+        "order_id" => "ORD-#{1_000_000 + i}",
+        "status" => Enum.random(~w(paid shipped pending refunded)),
+        "buyer" => %{
+          "id" => :rand.uniform(1_000_000),
+          "name" => "Buyer #{:rand.uniform(80_000)}",
+          "email" => "buyer#{i}@example.com",
+          "address" => %{
+            "street" => "#{:rand.uniform(200)} Main St",
+            "city" => "City #{:rand.uniform(90)}",
+            "country" => "FR"
+          }
+        },
+        "items" => items,
+        "total" => :rand.uniform() * 2000,
+        "tax_total" => :rand.uniform() * 300,
+        "note" =>
+          Enum.random([
+            "",
+            "Leave at the \"back door\"\nthanks",
+            "Call first.\nCode: \"1234\"",
+            "Gift"
+          ]),
+        "created_at" => stamp()
+      }
+    end
+  end
+
+  # A 65-byte API reply.
+  defp small_object,
+    do: %{"id" => 12_345, "ok" => true, "name" => "Ana Müller", "tags" => ["a", "b"]}
+
   def nested(0), do: %{"leaf" => [1, "two", 3.0]}
   def nested(n), do: %{"level" => nested(n - 1)}
 

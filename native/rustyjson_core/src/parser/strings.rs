@@ -60,30 +60,100 @@ impl Parser<'_> {
     }
 
     /// The slow path: a string with escapes, unescaped into `scratch`. `pos` is at the first backslash.
+    ///
+    /// The special bytes of each 16-byte block are found once and taken from its mask one after another (text
+    /// in many scripts has an escape every few bytes: looking for the next one from the byte after each escape
+    /// made every escape wait for the scan of the one before). UTF-8 is validated once, over the whole string,
+    /// when a block saw a byte >= 0x80: escapes are ASCII, so a sequence an escape cuts short is invalid there as
+    /// it is in its run, at the same first byte. Before any other error, the text before it is validated too
+    /// (the first fault in the text is the one reported).
     #[cold]
     fn string_escaped(&mut self, quote: usize, start: usize) -> Result<Span, ParseError> {
         let input = self.input;
         let scan = &input[..self.string_end];
         self.scratch.clear();
         self.scratch.extend_from_slice(&input[start..self.pos]);
-        let mut pos = self.pos;
-        loop {
-            let run = pos;
-            let (end, high) = utf8::skip_to_special(scan, pos);
-            if high {
-                self.validate_run(quote, run, end)?;
+        // Copied up to `run`; blocks looked at from `block`; any byte >= 0x80 seen before `run`.
+        let mut run = self.pos;
+        let mut block = self.pos;
+        let mut high = (start < run && !input[start..run].is_ascii()) as u32;
+        while block + 16 <= scan.len() {
+            let (mut specials, h) = utf8::special_mask16(scan, block);
+            // Bytes already taken by an escape that reached into this block.
+            let skip = run.saturating_sub(block);
+            if skip >= 16 {
+                block += 16;
+                continue;
             }
-            pos = end;
-            push_run(&mut self.scratch, input, run, pos);
-            match input.get(pos) {
-                Some(b'"') => {
-                    self.pos = pos + 1;
-                    return Ok(Span::Scratch(0, self.scratch.len()));
+            specials &= u32::MAX << skip;
+            high |= h >> skip;
+            while specials != 0 {
+                let at = block + specials.trailing_zeros() as usize;
+                push_run(&mut self.scratch, input, run, at);
+                match input[at] {
+                    b'"' => return self.string_closed(quote, start, at, high != 0),
+                    b'\\' => {
+                        run = self
+                            .escape(at)
+                            .map_err(|e| self.first_fault(start, at, e))?;
+                    }
+                    _ => return Err(self.first_fault(start, at, self.err_at(at))),
                 }
-                Some(b'\\') if pos < self.string_end => pos = self.escape(pos)?,
-                _ => return Err(self.unexpected_in_string(quote, pos)),
+                // Bits left for bytes past the escape only (it may end past this block).
+                specials &= u32::MAX.checked_shl((run - block) as u32).unwrap_or(0);
+            }
+            block += 16;
+        }
+        // The last 15 bytes or fewer of what may be scanned: a step at a time.
+        let mut pos = run.max(block);
+        push_run(&mut self.scratch, input, run, pos);
+        run = pos;
+        loop {
+            let (end, h) = utf8::skip_to_special(scan, pos);
+            high |= h as u32;
+            push_run(&mut self.scratch, input, run, end);
+            pos = end;
+            match input.get(pos) {
+                Some(b'"') => return self.string_closed(quote, start, pos, high != 0),
+                Some(b'\\') if pos < self.string_end => {
+                    pos = self
+                        .escape(pos)
+                        .map_err(|e| self.first_fault(start, pos, e))?;
+                    run = pos;
+                }
+                _ => {
+                    let e = self.unexpected_in_string(quote, pos);
+                    return Err(match e {
+                        ParseError::LongToken(_) => e,
+                        _ => self.first_fault(start, pos, e),
+                    });
+                }
             }
         }
+    }
+
+    /// The end of an escaped string at its closing quote `close`: its text validated when it held a byte >=
+    /// 0x80.
+    #[inline(always)]
+    fn string_closed(
+        &mut self,
+        quote: usize,
+        start: usize,
+        close: usize,
+        high: bool,
+    ) -> Result<Span, ParseError> {
+        if high {
+            self.validate_run(quote, start, close)?;
+        }
+        self.pos = close + 1;
+        Ok(Span::Scratch(0, self.scratch.len()))
+    }
+
+    /// `error`, found at `at` in the escaped string whose text starts at `start`, unless the text before it is
+    /// not UTF-8: that came first.
+    #[cold]
+    fn first_fault(&self, start: usize, at: usize, error: ParseError) -> ParseError {
+        validate_utf8(self.input, start, at).err().unwrap_or(error)
     }
 
     /// Unescapes the escape at `at` (a backslash) into `scratch` ([`escape_at`]); returns the position after it.

@@ -570,3 +570,80 @@ pub(super) mod tree;
 use tree::{Tree, Value};
 mod long_strings;
 mod refused_keys;
+
+/// A string's value or first fault, a byte at a time: what the block scan of escaped strings must agree with.
+fn string_bytewise(doc: &[u8]) -> Result<Vec<u8>, ParseError> {
+    let mut out = Vec::new();
+    let mut i = 1;
+    loop {
+        match doc.get(i) {
+            None => return Err(ParseError::UnexpectedEnd(doc.len())),
+            Some(b'"') => return Ok(out),
+            Some(b'\\') => {
+                let (end, cp) = strings::escape_at(doc, i)?;
+                out.extend(char::from_u32(cp).unwrap().to_string().as_bytes());
+                i = end;
+            }
+            Some(&b) if b < 0x20 => return Err(ParseError::UnexpectedByte(i)),
+            Some(&b) if b < 0x80 => {
+                out.push(b);
+                i += 1;
+            }
+            Some(_) => {
+                let (_, len) = utf8::decode_utf8(doc, i).ok_or(ParseError::UnexpectedByte(i))?;
+                out.extend(&doc[i..i + len]);
+                i += len;
+            }
+        }
+    }
+}
+
+#[test]
+fn escaped_strings_agree_with_a_bytewise_scan() {
+    // Escapes, multi-byte characters, bad escapes, control bytes and invalid UTF-8 close together, across the
+    // 16-byte blocks, ending the input or followed by more.
+    let pieces: [&[u8]; 16] = [
+        b"\\n",
+        b"\\\"",
+        b"\\\\",
+        b"\\u00e9",
+        b"\\ud83d\\ude00",
+        b"\\q",
+        b"\\u12",
+        b"\\ud800x",
+        b"\x01",
+        "é".as_bytes(),
+        "日本".as_bytes(),
+        "😀".as_bytes(),
+        b"\xE6\x97",
+        b"\xFF",
+        b"abc",
+        b"\"",
+    ];
+    let mut state = 7u32;
+    let mut next = |m: u32| {
+        state = state.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+        (state >> 16) % m
+    };
+    for _ in 0..30_000 {
+        let mut doc = b"\"\\t".to_vec();
+        for _ in 0..next(12) {
+            doc.extend(std::iter::repeat_n(b'a', next(20) as usize));
+            doc.extend(pieces[next(16) as usize]);
+        }
+        if next(3) > 0 {
+            doc.extend(b"\" ");
+        }
+        let expected = string_bytewise(&doc);
+        let got = match parse_str(&doc) {
+            Ok(Value::Str(text, _)) => Ok(text.into_bytes()),
+            Ok(other) => panic!("{other:?}"),
+            // A parsed string followed by more than whitespace: only the string is compared.
+            Err(ParseError::UnexpectedByte(at)) if expected.is_ok() && doc[at - 1] == b'"' => {
+                expected.clone()
+            }
+            Err(e) => Err(e),
+        };
+        assert_eq!(got, expected, "{}", String::from_utf8_lossy(&doc));
+    }
+}
