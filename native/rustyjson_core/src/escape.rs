@@ -195,6 +195,25 @@ fn write_escaped<S: Storage>(out: &mut Buffer<S>, s: &[u8], mode: Mode) -> Resul
 /// [`write_string`] in the default mode, whose special bytes are the parser's (`"`, `\\`, control bytes).
 #[inline]
 fn write_json_string<S: Storage>(out: &mut Buffer<S>, s: &[u8]) -> Result<(), usize> {
+    if s.len() < BOUNDED_MIN {
+        // Keys and short values: most have nothing to escape, found in one step and copied in one.
+        let (special, high) = utf8::short_flags(s);
+        if !special {
+            if high {
+                utf8::validate(s)?;
+            }
+            out.reserve(s.len() + 2);
+            // SAFETY: the string and its two quotes are reserved.
+            unsafe {
+                let base = out.tail_ptr();
+                *base = b'"';
+                copy_short(s.as_ptr(), base.add(1), s.len());
+                *base.add(1 + s.len()) = b'"';
+                out.advance(s.len() + 2);
+            }
+            return Ok(());
+        }
+    }
     if (BOUNDED_MIN..=BOUNDED_MAX).contains(&s.len()) {
         if let Some(written) = write_json_string_bounded(out, s) {
             return written;
@@ -381,19 +400,23 @@ mod tests {
         for _ in 0..20_000 {
             let mut s = Vec::new();
             state = state.wrapping_mul(1_103_515_245).wrapping_add(12_345);
-            let parts = (state >> 16) % 12;
+            // Half of them short (a piece or two): the one-step path for strings under 32 bytes.
+            let parts = (state >> 16) % 12 / if state & 1 == 0 { 1 } else { 5 };
             for _ in 0..parts {
                 state = state.wrapping_mul(1_103_515_245).wrapping_add(12_345);
                 s.extend(std::iter::repeat_n(b'a', ((state >> 16) % 40) as usize));
                 state = state.wrapping_mul(1_103_515_245).wrapping_add(12_345);
                 s.extend_from_slice(pieces[((state >> 16) % 12) as usize]);
             }
-            let (mut bounded, mut long, mut bytewise) = Default::default();
+            let (mut bounded, mut long, mut bytewise, mut top) = Default::default();
             let b = write_escaped(&mut bytewise, &s, Mode::Json);
+            // The writer as called, short strings' one-step path included.
+            assert_eq!(write_json_string(&mut top, &s), b, "{s:x?}");
             assert_eq!(write_json_string_long(&mut long, &s), b, "{s:x?}");
             let bytewise: Buffer = bytewise;
             if b.is_ok() {
                 assert_eq!(long.as_slice(), bytewise.as_slice(), "{s:x?}");
+                assert_eq!(top.as_slice(), bytewise.as_slice(), "{s:x?}");
             }
             // The bounded writer, where the string's escapes fit its room (else it writes nothing).
             if let Some(a) = write_json_string_bounded(&mut bounded, &s) {

@@ -96,6 +96,39 @@ pub fn special_mask16(input: &[u8], pos: usize) -> (u32, u32) {
     }
 }
 
+/// For a string of at most 32 bytes: (it holds a `"`, `\\` or control byte, it holds a byte >= 0x80). Two
+/// overlapping loads cover it (one word from each end), so every byte is looked at in one step, none twice in a
+/// way that matters, and none outside `s`.
+#[inline(always)]
+pub fn short_flags(s: &[u8]) -> (bool, bool) {
+    let n = s.len();
+    debug_assert!(n <= 32);
+    if n >= 16 {
+        let (a, ha) = special_mask16(s, 0);
+        let (b, hb) = special_mask16(s, n - 16);
+        return (a | b != 0, ha | hb != 0);
+    }
+    let word = |at: usize| u64::from_le_bytes(s[at..at + 8].try_into().unwrap());
+    let half = |at: usize| u32::from_le_bytes(s[at..at + 4].try_into().unwrap()) as u64;
+    let (x, y) = if n >= 8 {
+        (word(0), word(n - 8))
+    } else if n >= 4 {
+        (half(0) | half(n - 4) << 32, ONES * b' ' as u64)
+    } else if n > 0 {
+        // The three bytes, the other five spaces (neither special nor high).
+        let bytes = s[0] as u64 | (s[n / 2] as u64) << 8 | (s[n - 1] as u64) << 16;
+        (bytes | (ONES * b' ' as u64) << 24, ONES * b' ' as u64)
+    } else {
+        return (false, false);
+    };
+    let special = |x: u64| {
+        zero_bytes(x ^ (ONES * b'"' as u64))
+            | zero_bytes(x ^ (ONES * b'\\' as u64))
+            | zero_bytes(x & (ONES * 0xE0))
+    };
+    (special(x) | special(y) != 0, (x | y) & HIGHS != 0)
+}
+
 /// The first position at or after `pos` that is not JSON whitespace (space, tab, LF, CR).
 #[inline]
 pub fn skip_ws(input: &[u8], mut pos: usize) -> usize {
