@@ -252,14 +252,21 @@ pub fn decode_utf8(s: &[u8], i: usize) -> Option<(u32, usize)> {
     }
 }
 
+/// Runs of up to this many bytes are validated in line by [`validate`].
+const VALIDATE_INLINE_MAX: usize = 64;
+
 /// Checks that `bytes` is UTF-8 (the rules of [`decode_utf8`], which are `std::str::from_utf8`'s); returns the
 /// index of the first invalid sequence. Short runs (text between escapes) are checked here in line: the call
 /// into `from_utf8` cost more than the check for them.
 #[inline]
 pub fn validate(bytes: &[u8]) -> Result<(), usize> {
-    if bytes.len() > 64 {
+    if bytes.len() > VALIDATE_INLINE_MAX {
         // SIMD blocks (std's `from_utf8` goes a byte at a time through CJK, Hangul and emoji: a quarter of the
-        // multilingual text's encode); the same rules and the same first invalid index.
+        // multilingual text's encode), the same rules; the faster check without a position first, as text is
+        // nearly always valid, then the one that finds the first invalid index.
+        if simdutf8::basic::from_utf8(bytes).is_ok() {
+            return Ok(());
+        }
         return simdutf8::compat::from_utf8(bytes)
             .map(|_| ())
             .map_err(|e| e.valid_up_to());
