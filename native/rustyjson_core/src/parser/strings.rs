@@ -89,18 +89,22 @@ impl Parser<'_> {
             high |= h >> skip;
             while specials != 0 {
                 let at = block + specials.trailing_zeros() as usize;
-                push_run(&mut self.scratch, input, run, at);
                 match input[at] {
-                    b'"' => return self.string_closed(quote, start, at, high != 0),
                     b'\\' => {
                         run = self
-                            .escape(at)
+                            .unescape_after_run(run, at)
                             .map_err(|e| self.first_fault(start, at, e))?;
+                    }
+                    b'"' => {
+                        push_run(&mut self.scratch, input, run, at);
+                        return self.string_closed(quote, start, at, high != 0);
                     }
                     _ => return Err(self.first_fault(start, at, self.err_at(at))),
                 }
-                // Bits left for bytes past the escape only (it may end past this block).
-                specials &= u32::MAX.checked_shl((run - block) as u32).unwrap_or(0);
+                // Bits left for bytes past the escape only (it may end up to 12 bytes past this block: the shift
+                // stays under 32).
+                debug_assert!(run - block < 32);
+                specials &= u32::MAX << (run - block);
             }
             block += 16;
         }
@@ -111,13 +115,15 @@ impl Parser<'_> {
         loop {
             let (end, h) = utf8::skip_to_special(scan, pos);
             high |= h as u32;
-            push_run(&mut self.scratch, input, run, end);
             pos = end;
             match input.get(pos) {
-                Some(b'"') => return self.string_closed(quote, start, pos, high != 0),
+                Some(b'"') => {
+                    push_run(&mut self.scratch, input, run, pos);
+                    return self.string_closed(quote, start, pos, high != 0);
+                }
                 Some(b'\\') if pos < self.string_end => {
                     pos = self
-                        .escape(pos)
+                        .unescape_after_run(run, pos)
                         .map_err(|e| self.first_fault(start, pos, e))?;
                     run = pos;
                 }
@@ -129,6 +135,41 @@ impl Parser<'_> {
                     });
                 }
             }
+        }
+    }
+
+    /// Appends `input[run..at]` and the escape at `at` (a backslash) to `scratch` with one check of its room;
+    /// returns the position after the escape. The simple escapes come from a table; `\\u` escapes and errors
+    /// from [`escape_at`].
+    #[inline(always)]
+    fn unescape_after_run(&mut self, run: usize, at: usize) -> Result<usize, ParseError> {
+        let input = self.input;
+        let n = at - run;
+        // The run, 16 bytes of over-copy and an escape's 4 bytes at most.
+        self.scratch.reserve(n + 32);
+        let len = self.scratch.len();
+        // SAFETY: `n + 32` bytes are reserved past `len`: the run (16 bytes stored when it is shorter) and the
+        // escape's UTF-8 (at most 4 bytes) fit; `len` then covers only the bytes written.
+        unsafe {
+            let dst = self.scratch.as_mut_ptr().add(len);
+            if n <= 16 && run + 16 <= input.len() {
+                std::ptr::copy_nonoverlapping(input.as_ptr().add(run), dst, 16);
+            } else {
+                std::ptr::copy_nonoverlapping(input.as_ptr().add(run), dst, n);
+            }
+            let simple = input.get(at + 1).map_or(0, |&c| UNESCAPE[c as usize]);
+            if simple != 0 {
+                *dst.add(n) = simple;
+                self.scratch.set_len(len + n + 1);
+                return Ok(at + 2);
+            }
+            let (end, cp) = escape_at(input, at)?;
+            let ch = char::from_u32(cp).expect("surrogates handled by escape_at");
+            let written = ch
+                .encode_utf8(std::slice::from_raw_parts_mut(dst.add(n), 4))
+                .len();
+            self.scratch.set_len(len + n + written);
+            Ok(end)
         }
     }
 
@@ -155,22 +196,22 @@ impl Parser<'_> {
     fn first_fault(&self, start: usize, at: usize, error: ParseError) -> ParseError {
         validate_utf8(self.input, start, at).err().unwrap_or(error)
     }
-
-    /// Unescapes the escape at `at` (a backslash) into `scratch` ([`escape_at`]); returns the position after it.
-    #[inline(always)]
-    fn escape(&mut self, at: usize) -> Result<usize, ParseError> {
-        let (end, cp) = escape_at(self.input, at)?;
-        if cp < 0x80 {
-            self.scratch.push(cp as u8);
-        } else {
-            let ch = char::from_u32(cp).expect("surrogates handled by escape_at");
-            let mut utf8 = [0u8; 4];
-            self.scratch
-                .extend_from_slice(ch.encode_utf8(&mut utf8).as_bytes());
-        }
-        Ok(end)
-    }
 }
+
+/// The byte each simple escape stands for, by the byte after the backslash; 0 for `u` and for bytes that cannot
+/// follow a backslash.
+static UNESCAPE: [u8; 256] = {
+    let mut t = [0u8; 256];
+    t[b'"' as usize] = b'"';
+    t[b'\\' as usize] = b'\\';
+    t[b'/' as usize] = b'/';
+    t[b'b' as usize] = 0x08;
+    t[b'f' as usize] = 0x0C;
+    t[b'n' as usize] = b'\n';
+    t[b'r' as usize] = b'\r';
+    t[b't' as usize] = b'\t';
+    t
+};
 
 /// The most bytes an escape spans, and the most [`escape_at`] reads: a surrogate pair, `\uXXXX\uXXXX`.
 pub(crate) const ESCAPE_MAX: usize = 12;
