@@ -276,18 +276,18 @@ fn write_json_string_bounded<S: Storage>(
             }
             block += 16;
         }
-        // The last 15 bytes or fewer (all of a short string), 8 at a time.
-        let mut next = block;
-        loop {
-            let (special, h) = utf8::skip_to_special(s, next);
-            high |= h as u32;
-            if special == n {
-                break;
+        // The last 15 bytes or fewer: the string's last 16 bytes (it has at least 32), without those looked at.
+        if block < n {
+            let last = n - 16;
+            let (specials, h) = utf8::special_mask16(s, last);
+            let mut specials = specials & (u32::MAX << (block - last));
+            high |= h >> (block - last);
+            while specials != 0 {
+                if !escape(&mut at, &mut i, last + specials.trailing_zeros() as usize) {
+                    return None;
+                }
+                specials &= specials - 1;
             }
-            if !escape(&mut at, &mut i, special) {
-                return None;
-            }
-            next = special + 1;
         }
         at = copy_run_at(base, at, s, i, n);
         *base.add(at) = b'"';

@@ -278,10 +278,20 @@ pub fn validate(bytes: &[u8]) -> Result<(), usize> {
             i += 1;
             continue;
         }
-        // Two-byte characters (Latin, Greek, Cyrillic...) in line; the rest through the full rules.
+        // Two-byte characters (Latin, Greek, Cyrillic...) and three-byte ones (CJK, Hangul, most symbols) in
+        // line; the rest through the full rules.
         if (0xC2..=0xDF).contains(&b) && bytes.get(i + 1).is_some_and(|&c| c & 0xC0 == 0x80) {
             i += 2;
             continue;
+        }
+        if let (0xE0..=0xEF, Some(&[c1, c2])) = (b, bytes.get(i + 1..i + 3)) {
+            // No overlong forms (E0 needs A0..BF next), no surrogates (ED needs 80..9F next).
+            let low = if b == 0xE0 { 0xA0 } else { 0x80 };
+            let high = if b == 0xED { 0x9F } else { 0xBF };
+            if (low..=high).contains(&c1) && c2 & 0xC0 == 0x80 {
+                i += 3;
+                continue;
+            }
         }
         match decode_utf8(bytes, i) {
             Some((_, len)) => i += len,
