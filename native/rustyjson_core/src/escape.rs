@@ -241,6 +241,10 @@ fn write_json_string_bounded<S: Storage>(
     s: &[u8],
 ) -> Option<Result<(), usize>> {
     let n = s.len();
+    // Its last block is its last 16 bytes (callers give it at least BOUNDED_MIN).
+    if n < 16 {
+        return None;
+    }
     let room = n + n / 4 + 64;
     out.reserve(room);
     let mut high = 0;
