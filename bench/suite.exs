@@ -33,8 +33,16 @@ defmodule RustyJson.Bench.Suite do
         {"keys", name, json, term}
       end
 
+    # Documents shaped as apps send them (issue #44); the full run adds another seed at a quarter of the size.
+    variants = if mode == :quick, do: [{44, 1}], else: [{44, 1}, {7, 0.25}]
+
+    apps =
+      for {seed, scale} <- variants,
+          {name, json, term} <- Inputs.app_shapes(seed, scale),
+          do: {"apps", name, json, term}
+
     micro = for {name, json, term} <- Inputs.micro(), do: {"micro", name, json, term}
-    shared ++ generated ++ homogeneous ++ unique ++ micro
+    shared ++ generated ++ homogeneous ++ unique ++ apps ++ micro
   end
 
   defp same_shape(n, k) do
