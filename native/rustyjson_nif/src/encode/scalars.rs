@@ -76,6 +76,9 @@ impl<'o> Walker<'o> {
         if let Some(bytes) = self.reads.heap_binary(term) {
             return Some(bytes);
         }
+        if let Some(bytes) = self.reads.held_binary(term) {
+            return Some(bytes);
+        }
         let mut bin: ErlNifBinary = unsafe { MaybeUninit::zeroed().assume_init() };
         if unsafe { enif_inspect_binary(self.env, term, &mut bin) } == 0 {
             return None;

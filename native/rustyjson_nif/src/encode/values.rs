@@ -37,6 +37,10 @@ impl<'o> Walker<'o> {
             self.spend(1 + (bytes.len() >> BYTES_PER_UNIT_SHIFT));
             return self.write_string(bytes, term, out);
         }
+        if let Some(bytes) = self.reads.held_binary(term) {
+            self.afford(1 + (bytes.len() >> BYTES_PER_UNIT_SHIFT))?;
+            return self.write_string(bytes, term, out);
+        }
         let env = self.env;
         match unsafe { enif_term_type(env, term) } {
             ErlNifTermType::ERL_NIF_TERM_TYPE_BITSTRING => {

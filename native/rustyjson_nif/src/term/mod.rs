@@ -13,12 +13,14 @@
 //! too).
 //!
 //! - [`read`]: immediates, list cells, floats, flat maps and heap binaries read by their bits (encode).
+//! - [`held`]: binaries held off the heap (refc, sub-binaries) read by their bits (encode).
 //! - [`write`]: heap binaries, flat maps, small integers and floats written into memory the VM hands out (decode).
 //! - [`hamt`]: hash maps of 33-256 keys written from the trie the VM built for the same keys (decode), and hash
 //!   maps' pairs read from their tries (encode).
 //! - [`map_order`]: the direction in which `maps:to_list/1` lists a hash map (encode).
 
 pub mod hamt;
+pub mod held;
 pub mod map_order;
 pub mod read;
 pub mod write;
@@ -139,7 +141,7 @@ impl Primary {
 }
 
 /// Each fast path's state, for `RustyJson.Native.info/0`.
-pub fn fast_paths(env: *mut ErlNifEnv) -> [(&'static str, bool); 10] {
+pub fn fast_paths(env: *mut ErlNifEnv) -> [(&'static str, bool); 11] {
     let layout = layout(env);
     [
         ("heap_binaries", layout.writes.heap_binaries.is_some()),
@@ -150,6 +152,7 @@ pub fn fast_paths(env: *mut ErlNifEnv) -> [(&'static str, bool); 10] {
         ("env_heap", layout.writes.env_heap.is_some()),
         ("encode_reads", layout.reads.on()),
         ("binary_reads", layout.reads.heap_binaries()),
+        ("held_binary_reads", layout.reads.held_binaries()),
         ("hash_map_reads", layout.hash_map_reads.is_some()),
         ("map_order", map_order::get() != map_order::Order::Unknown),
     ]

@@ -29,6 +29,8 @@ pub struct Reads {
     /// of its size word (bytes, or bits from OTP 27: a shift of 3).
     heap_bin_tag: usize,
     heap_bin_size_shift: u32,
+    /// Binaries held off the heap (refc, sub-binaries): their layouts by header, where learned.
+    held: [Option<super::held::HeldLayout>; 2],
 }
 
 impl Reads {
@@ -42,6 +44,7 @@ impl Reads {
         flatmap_header: 0,
         heap_bin_tag: usize::MAX,
         heap_bin_size_shift: 0,
+        held: [None; 2],
     };
 
     /// Whether heap binaries are read ([`Reads::heap_binary`]).
@@ -136,6 +139,29 @@ impl Reads {
         }
     }
 
+    /// Whether binaries held off the heap are read ([`Reads::held_binary`]).
+    pub fn held_binaries(&self) -> bool {
+        self.on && self.held.iter().any(Option::is_some)
+    }
+
+    /// The bytes of a binary held off the heap (a refc binary, or a sub-binary where the VM's layout of them was
+    /// learned); `None` for any other term.
+    #[inline(always)]
+    pub fn held_binary(&self, t: T) -> Option<&'static [u8]> {
+        if !self.on || !is_boxed(t, self.boxed_tag) {
+            return None;
+        }
+        let p = boxed(t, self.boxed_tag);
+        // SAFETY: a boxed term points to its header; each layout reads only after matching its whole header.
+        unsafe {
+            match self.held {
+                [Some(a), b] => a.bytes(p).or_else(|| b.and_then(|b| b.bytes(p))),
+                [None, Some(b)] => b.bytes(p),
+                [None, None] => None,
+            }
+        }
+    }
+
     /// Learns the layout from terms the VM makes and checks every read on them.
     ///
     /// # Safety
@@ -156,6 +182,7 @@ impl Reads {
             flatmap_header: 0,
             heap_bin_tag: usize::MAX,
             heap_bin_size_shift: 0,
+            held: [None; 2],
         };
         // The value sits above a tag that fits under it.
         if !step.is_power_of_two() || zero >= step || !is_boxed(float_term, r.boxed_tag) {
@@ -165,6 +192,7 @@ impl Reads {
         r.flatmap_header = learn_flatmap(env, &r);
         (r.heap_bin_tag, r.heap_bin_size_shift) =
             learn_heap_binaries(env, &r).unwrap_or((usize::MAX, 0));
+        r.held = super::held::learn(env, r.boxed_tag);
         let small_term = enif_make_int64(env, -12345);
         let big_term = enif_make_int64(env, i64::MAX);
         let cell = enif_make_list_cell(env, small_term, nil);
