@@ -22,7 +22,8 @@ use std::mem::MaybeUninit;
 pub struct HeldLayout {
     /// The whole header word (size and subtag) of the binaries read this way.
     header: usize,
-    /// The word holding the data pointer (its two low bits masked off when `start` is some).
+    /// The word holding the data pointer (when `start` is some, a base whose two low bits are flags: read only
+    /// when they are clear).
     ptr: usize,
     /// `Some(start)`: the bytes begin `word[start] / 8` past the pointer and end at `word[len] / 8` (offsets in
     /// bits); `None`: `word[len] >> shift` bytes begin at the pointer.
@@ -51,11 +52,13 @@ impl HeldLayout {
         let word = |i: usize| *p.add(i);
         let (data, len) = match self.start {
             Some(start) => {
-                let (from, to) = (word(start), word(self.len));
-                if (from | to) & 7 != 0 || to < from {
+                let (base, from, to) = (word(self.ptr), word(start), word(self.len));
+                // Flag bits set (a binary being appended to, or one that was: its data may have moved since
+                // this record was written; a match context): erl_nif finds the bytes.
+                if base & 3 != 0 || (from | to) & 7 != 0 || to < from {
                     return None;
                 }
-                ((word(self.ptr) & !3) + (from >> 3), (to - from) >> 3)
+                (base + (from >> 3), (to - from) >> 3)
             }
             None => (word(self.ptr), word(self.len) >> self.shift),
         };
