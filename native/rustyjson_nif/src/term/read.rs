@@ -29,8 +29,9 @@ pub struct Reads {
     /// of its size word (bytes, or bits from OTP 27: a shift of 3).
     heap_bin_tag: usize,
     heap_bin_size_shift: u32,
-    /// Binaries held off the heap (refc, sub-binaries): their layouts by header, where learned.
-    held: [Option<super::held::HeldLayout>; 2],
+    /// Binaries held off the heap (refc, sub-binaries): their layouts by header, where learned. Behind a
+    /// reference: every call copies `Reads` into its walker, and the layouts would triple its size.
+    held: &'static [Option<super::held::HeldLayout>; 2],
 }
 
 impl Reads {
@@ -44,7 +45,7 @@ impl Reads {
         flatmap_header: 0,
         heap_bin_tag: usize::MAX,
         heap_bin_size_shift: 0,
-        held: [None; 2],
+        held: &[None, None],
     };
 
     /// Whether heap binaries are read ([`Reads::heap_binary`]).
@@ -154,7 +155,7 @@ impl Reads {
         let p = boxed(t, self.boxed_tag);
         // SAFETY: a boxed term points to its header; each layout reads only after matching its whole header.
         unsafe {
-            match self.held {
+            match *self.held {
                 [Some(a), b] => a.bytes(p).or_else(|| b.and_then(|b| b.bytes(p))),
                 [None, Some(b)] => b.bytes(p),
                 [None, None] => None,
@@ -182,7 +183,7 @@ impl Reads {
             flatmap_header: 0,
             heap_bin_tag: usize::MAX,
             heap_bin_size_shift: 0,
-            held: [None; 2],
+            held: &[None, None],
         };
         // The value sits above a tag that fits under it.
         if !step.is_power_of_two() || zero >= step || !is_boxed(float_term, r.boxed_tag) {
@@ -192,7 +193,8 @@ impl Reads {
         r.flatmap_header = learn_flatmap(env, &r);
         (r.heap_bin_tag, r.heap_bin_size_shift) =
             learn_heap_binaries(env, &r).unwrap_or((usize::MAX, 0));
-        r.held = super::held::learn(env, r.boxed_tag);
+        // Learned once per VM (the layout is kept for the library's life): leaked to be 'static.
+        r.held = Box::leak(Box::new(super::held::learn(env, r.boxed_tag)));
         let small_term = enif_make_int64(env, -12345);
         let big_term = enif_make_int64(env, i64::MAX);
         let cell = enif_make_list_cell(env, small_term, nil);
