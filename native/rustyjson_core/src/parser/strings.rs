@@ -152,11 +152,7 @@ impl Parser<'_> {
         // escape's UTF-8 (at most 4 bytes) fit; `len` then covers only the bytes written.
         unsafe {
             let dst = self.scratch.as_mut_ptr().add(len);
-            if n <= 16 && run + 16 <= input.len() {
-                std::ptr::copy_nonoverlapping(input.as_ptr().add(run), dst, 16);
-            } else {
-                std::ptr::copy_nonoverlapping(input.as_ptr().add(run), dst, n);
-            }
+            copy_run_to(dst, input, run, n);
             let simple = input.get(at + 1).map_or(0, |&c| UNESCAPE[c as usize]);
             if simple != 0 {
                 *dst.add(n) = simple;
@@ -229,14 +225,7 @@ pub(crate) const ESCAPE_MAX: usize = 12;
 #[inline(always)]
 pub(crate) fn escape_at(input: &[u8], at: usize) -> Result<(usize, u32), ParseError> {
     let simple = match input.get(at + 1) {
-        Some(b'"') => b'"',
-        Some(b'\\') => b'\\',
-        Some(b'/') => b'/',
-        Some(b'b') => 0x08,
-        Some(b'f') => 0x0C,
-        Some(b'n') => b'\n',
-        Some(b'r') => b'\r',
-        Some(b't') => b'\t',
+        Some(&c) if UNESCAPE[c as usize] != 0 => UNESCAPE[c as usize],
         Some(b'u') => {
             let Some(hex) = input.get(at + 2..at + 6) else {
                 return Err(ParseError::UnexpectedByte(at));
@@ -330,27 +319,33 @@ pub(super) fn validate_utf8(input: &[u8], start: usize, end: usize) -> Result<()
     utf8::validate(&input[start..end]).map_err(|at| ParseError::UnexpectedByte(start + at))
 }
 
-/// Appends `input[from..to]` to `scratch`. A run of up to 16 bytes (the text between escapes) is copied as one
-/// 16-byte block and the length set after, rather than through a `memcpy` call.
+/// Appends `input[from..to]` to `scratch` ([`copy_run_to`]).
 #[inline(always)]
 fn push_run(scratch: &mut Vec<u8>, input: &[u8], from: usize, to: usize) {
     let n = to - from;
-    if n <= 16 && from + 16 <= input.len() {
-        scratch.reserve(16);
-        // SAFETY: 16 bytes are readable at `from` (checked) and writable past the length (reserved); only the
-        // first `n` become part of the vector.
-        unsafe {
-            let len = scratch.len();
-            std::ptr::copy_nonoverlapping(
-                input.as_ptr().add(from),
-                scratch.as_mut_ptr().add(len),
-                16,
-            );
-            scratch.set_len(len + n);
-        }
-    } else {
-        scratch.extend_from_slice(&input[from..to]);
+    scratch.reserve(n.max(16));
+    // SAFETY: `max(n, 16)` bytes are reserved past the length; only the first `n` become part of the vector.
+    unsafe {
+        let len = scratch.len();
+        copy_run_to(scratch.as_mut_ptr().add(len), input, from, n);
+        scratch.set_len(len + n);
     }
+}
+
+/// Copies the `n` bytes at `input[from]` to `dst`: a run of up to 16 (the text between escapes) as one 16-byte
+/// block when 16 bytes are readable there, rather than through a `memcpy` call.
+///
+/// # Safety
+/// `max(n, 16)` bytes must be writable at `dst`, and `from + n <= input.len()`.
+#[inline(always)]
+unsafe fn copy_run_to(dst: *mut u8, input: &[u8], from: usize, n: usize) {
+    debug_assert!(from + n <= input.len());
+    let len = if n <= 16 && from + 16 <= input.len() {
+        16
+    } else {
+        n
+    };
+    std::ptr::copy_nonoverlapping(input.as_ptr().add(from), dst, len);
 }
 
 /// The value of the hex digits in `hex` (four in a `\u` escape).
