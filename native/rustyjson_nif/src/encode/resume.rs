@@ -10,6 +10,7 @@ use super::budget::{steps, Resume, TAG_BITS};
 use super::stats;
 use super::values::step_map_iterator;
 use super::walker::{Frame, Walker};
+use rustyjson_core::key_cache::KeyUse;
 
 impl<'o> Walker<'o> {
     /// Pushes the top frame of `below` (which must not be empty) onto the stack and drops it from `below`. False
@@ -107,6 +108,7 @@ impl<'o> Walker<'o> {
                         len,
                         count,
                         seen,
+                        keys_use: KeyUse::Write,
                     });
                     return Some(());
                 }

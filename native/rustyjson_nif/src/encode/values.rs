@@ -13,6 +13,7 @@ use rustyjson_core::number;
 use super::budget::BYTES_PER_UNIT_SHIFT;
 use super::output::Out;
 use super::walker::{Fail, Frame, Walker};
+use rustyjson_core::key_cache::KeyUse;
 
 impl<'o> Walker<'o> {
     /// Writes a scalar, or opens a container and pushes its frame (its elements come from `walk`'s loop, so
@@ -163,6 +164,14 @@ impl<'o> Walker<'o> {
         if let Some((keys, vals, len)) = flat {
             out.push(b'{');
             let seen = self.seen_set();
+            // `maps: :strict` checks each key as written: no copies there.
+            let keys_use = if seen.is_none() {
+                // SAFETY: a flat map's `len` keys; ErlNifTerm is a transparent machine word.
+                let words = unsafe { std::slice::from_raw_parts(keys as *const usize, len) };
+                self.key_cache.open(keys as usize, words)
+            } else {
+                KeyUse::Write
+            };
             self.stack.push(Frame::Flat {
                 map: term,
                 keys,
@@ -170,6 +179,7 @@ impl<'o> Walker<'o> {
                 len,
                 count: 0,
                 seen,
+                keys_use,
             });
             return Ok(());
         }

@@ -26,6 +26,7 @@ use super::options::Options;
 use super::output::Out;
 use super::templates::Template;
 use super::values::step_map_iterator;
+use rustyjson_core::key_cache::{KeyCache, KeyUse};
 
 pub(super) enum Fail {
     InvalidByte(u8, ErlNifTerm),
@@ -82,6 +83,8 @@ pub(super) enum Frame {
         len: usize,
         count: usize,
         seen: Option<KeySet>,
+        /// Whether the keys are written, recorded or copied (`key_cache`).
+        keys_use: KeyUse,
     },
     /// A derived struct written from its template: `count` fields started. `keys`/`vals` point into the map when
     /// it is flat (null otherwise).
@@ -172,6 +175,8 @@ pub(super) struct Walker<'o> {
     pub(super) holes: Vec<(usize, ErlNifTerm)>,
     /// Templates met in this call (a few modules; saves the global table's lock).
     pub(super) templates: Vec<(ErlNifTerm, Arc<Template>)>,
+    /// The written keys of flat maps that share a keys tuple.
+    pub(super) key_cache: KeyCache,
 }
 
 impl Drop for Walker<'_> {
@@ -244,6 +249,7 @@ impl<'o> Walker<'o> {
             restart: false,
             holes: Vec::new(),
             templates: Vec::new(),
+            key_cache: KeyCache::default(),
         }
     }
 
@@ -427,10 +433,11 @@ impl<'o> Walker<'o> {
                         vals,
                         len,
                         count,
+                        keys_use,
                         ..
                     } => {
                         if *count < *len {
-                            let i = *count;
+                            let (i, len, keys_use) = (*count, *len, *keys_use);
                             // SAFETY: i < len; the map does not move during the call.
                             let (key, val) = unsafe { (*keys.add(i), *vals.add(i)) };
                             if key == self.struct_key
@@ -443,7 +450,18 @@ impl<'o> Walker<'o> {
                             }
                             *count += 1;
                             self.separator(out, i == 0);
-                            self.write_key(key, out)?;
+                            match keys_use {
+                                KeyUse::Cached { first } => {
+                                    out.extend(self.key_cache.key(first, i))
+                                }
+                                KeyUse::Write => self.write_key(key, out)?,
+                                KeyUse::Record { slot, first } => {
+                                    let start = out.len();
+                                    self.write_key(key, out)?;
+                                    let written = &out.as_slice()[start..];
+                                    self.key_cache.record(slot, first, i, len, written);
+                                }
+                            }
                             self.colon(out);
                             value = val;
                             break;
