@@ -103,7 +103,9 @@ defmodule RustyJson.Native do
   objects written from the VM's own trie), `encode_reads` (terms the encoder reads by their bits), `binary_reads`
   (short binaries the encoder reads by their bits), `held_binary_reads` (longer binaries, refc and, from OTP 27,
   sub-binaries, read by their bits: where their bytes and length lie is searched among a few word positions and
-  kept only if it reads every probe as `enif_inspect_binary` does), `hash_map_reads` (maps of more than 32 keys the encoder reads
+  kept only if it reads every probe as `enif_inspect_binary` does), `sub_binary_reads` (sub-binaries among them:
+  from OTP 27 directly; before, through the original binary they name, learned and checked the same way; one
+  being appended to still goes through erl_nif), `hash_map_reads` (maps of more than 32 keys the encoder reads
   from their tries, not through the NIF iterator) and `map_order` (the direction in which the VM lists maps of more
   than 32 keys). A path whose layout does not hold is off, and the plain erl_nif calls do its work.
   `RUSTYJSON_FAST_PATHS=off` in the VM's environment switches them all off.

@@ -54,6 +54,28 @@ defmodule RustyJson.EncodeHeldBinariesTest do
              reference(binary_part(@literal, 3, 70))
   end
 
+  test "sub-binaries of short binaries, at a bit offset, and from splitting" do
+    short = text(40) <> "é"
+
+    for offset <- 0..5, len <- [0, 1, 2, 30, byte_size(short) - offset] do
+      part = binary_part(short, offset, len)
+      assert RustyJson.encode!([part, part]) == "[#{reference(part)},#{reference(part)}]"
+    end
+
+    # Whole bytes that start 3 bits into their original: read from the bit, not the byte.
+    for source <- [text(20), :binary.copy(text(300))] do
+      <<_::3, shifted::binary-size(byte_size(source)), _::5>> = <<7::3, source::binary, 0::5>>
+      assert shifted == source
+
+      assert RustyJson.encode!([shifted, %{shifted => 1}]) ==
+               "[#{reference(source)},{#{reference(source)}:1}]"
+    end
+
+    line = :binary.copy(Enum.map_join(1..400, ",", &"v#{&1}\"q\""))
+    parts = String.split(line, ",")
+    assert RustyJson.encode!(parts) == "[" <> Enum.map_join(parts, ",", &reference/1) <> "]"
+  end
+
   test "a bitstring that is not whole bytes is refused, held or not" do
     big = :binary.copy(text(200))
 

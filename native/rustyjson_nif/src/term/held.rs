@@ -7,13 +7,16 @@
 //! layout is assumed: for each header the VM gives such binaries, the word positions are searched among a few
 //! candidates, and a layout is kept only if it reads every probe (binaries of several sizes, sub-binaries at
 //! several offsets) exactly as `enif_inspect_binary` does and no other kind of term carries that header. A
-//! header with no such layout (OTP 25's sub-binaries, which point to their original's term, not its bytes) is
-//! left to erl_nif.
+//! sub-binary that names its original's term rather than its bytes (before OTP 27) is read through that
+//! original, when a layout of its size, offset, flags and original words reads every probe (sub-binaries of refc
+//! and heap binaries) as erl_nif does; one with any flag set (being appended to, or not whole bytes) is left to
+//! erl_nif, as is every header with no layout.
 
+use super::read::Reads;
 use super::{boxed, is_boxed, T};
 use rustler::sys::{
-    enif_inspect_binary, enif_make_double, enif_make_int64, enif_make_map_from_arrays,
-    enif_make_sub_binary, enif_make_uint64, ErlNifBinary, ErlNifEnv,
+    enif_binary_to_term, enif_inspect_binary, enif_make_double, enif_make_int64,
+    enif_make_map_from_arrays, enif_make_sub_binary, enif_make_uint64, ErlNifBinary, ErlNifEnv,
 };
 use std::mem::MaybeUninit;
 
@@ -109,12 +112,117 @@ impl HeldLayout {
     }
 }
 
-/// The layouts of binaries held off the heap: up to two headers (refc binaries and sub-binaries), each read
-/// only if exactly one candidate layout reads all its probes.
+/// A sub-binary that names its original's term: the words holding its size and offset in bytes, its flags (bit
+/// size, bit offset, writable) and the original. The flags share their word with padding the VM leaves as it
+/// was, so only `flags_mask` is looked at: every byte that was 0 in all probes (which covers every flag: none is
+/// set in a whole-byte sub-binary erl_nif makes); a sub-binary is read only when those bytes are 0.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SubOfLayout {
+    header: usize,
+    size: usize,
+    offset: usize,
+    flags: usize,
+    flags_mask: usize,
+    original: usize,
+}
+
+impl SubOfLayout {
+    /// The original's term, the offset and the size, if `p` has this header and no flags.
+    ///
+    /// # Safety
+    /// `p` must point to a live boxed term's header.
+    #[inline(always)]
+    pub unsafe fn parts(&self, p: *const usize) -> Option<(T, usize, usize)> {
+        if *p != self.header || *p.add(self.flags) & self.flags_mask != 0 {
+            return None;
+        }
+        Some((
+            super::term(*p.add(self.original)),
+            *p.add(self.offset),
+            *p.add(self.size),
+        ))
+    }
+
+    /// Every layout within `words` words that reads all `probes` (sub-binary, original, offset, size) right.
+    unsafe fn candidates(
+        header: usize,
+        words: usize,
+        probes: &[SubProbe],
+        boxed_tag: usize,
+    ) -> Vec<Self> {
+        let mut found = Vec::new();
+        for size in 1..=words {
+            for offset in (1..=words).filter(|&o| o != size) {
+                for flags in (1..=words).filter(|&f| f != size && f != offset) {
+                    for original in (1..=words).filter(|&w| w != size && w != offset && w != flags)
+                    {
+                        // The bytes of the flags word that are 0 in every probe.
+                        let seen = probes
+                            .iter()
+                            .fold(0, |acc, &(t, ..)| acc | *boxed(t, boxed_tag).add(flags));
+                        let flags_mask = (0..usize::BITS / 8)
+                            .map(|b| 0xFFusize << (b * 8))
+                            .filter(|byte| seen & byte == 0)
+                            .fold(0, |acc, byte| acc | byte);
+                        if flags_mask == 0 {
+                            continue;
+                        }
+                        let layout = SubOfLayout {
+                            header,
+                            size,
+                            offset,
+                            flags,
+                            flags_mask,
+                            original,
+                        };
+                        let reads_all = probes.iter().all(|&(t, orig, at, len)| {
+                            layout.parts(boxed(t, boxed_tag)) == Some((orig, at, len))
+                        });
+                        if reads_all {
+                            found.push(layout);
+                        }
+                    }
+                }
+            }
+        }
+        found
+    }
+}
+
+/// A sub-binary made by erl_nif: the term, its original, its offset and size.
+type SubProbe = (T, T, usize, usize);
+
+/// What was learned of binaries held off the heap.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct HeldLayouts {
+    /// Up to two headers whose records hold their bytes' address (refc binaries; sub-bitstrings from OTP 27).
+    pub direct: [Option<HeldLayout>; 2],
+    /// Sub-binaries that name their original (before OTP 27).
+    pub sub_of: Option<SubOfLayout>,
+    /// Sub-binaries (the probes' header) are read, by a direct layout or through their originals.
+    pub subs: bool,
+}
+
+impl HeldLayouts {
+    pub const NONE: HeldLayouts = HeldLayouts {
+        direct: [None, None],
+        sub_of: None,
+        subs: false,
+    };
+
+    pub fn any(&self) -> bool {
+        self.direct.iter().any(Option::is_some) || self.sub_of.is_some()
+    }
+}
+
+/// The layouts of binaries held off the heap: up to two headers read directly (refc binaries and sub-binaries),
+/// each only if exactly one candidate layout reads all its probes; and a header of sub-binaries read through
+/// their originals, if exactly one layout reads them and every probe then reads as erl_nif gives it.
 ///
 /// # Safety
-/// `env` must be a live NIF environment; `boxed_tag` the learned primary tag of boxed terms.
-pub unsafe fn learn(env: *mut ErlNifEnv, boxed_tag: usize) -> [Option<HeldLayout>; 2] {
+/// `env` must be a live NIF environment; `reads` the learned layout so far (heap binaries included).
+pub unsafe fn learn(env: *mut ErlNifEnv, reads: &Reads) -> HeldLayouts {
+    let boxed_tag = reads.boxed_tag();
     let inspect = |t: T| {
         let mut bin = MaybeUninit::<ErlNifBinary>::uninit();
         (enif_inspect_binary(env, t, bin.as_mut_ptr()) != 0).then(|| {
@@ -125,14 +233,28 @@ pub unsafe fn learn(env: *mut ErlNifEnv, boxed_tag: usize) -> [Option<HeldLayout
     let text: Vec<u8> = (0..3000u32).map(|i| b'a' + (i % 26) as u8).collect();
     let big = [200, 1000, 2999].map(|n| super::new_binary(env, &text[..n]));
     let mut terms = big.to_vec();
-    for (of, at, len) in [
-        (0, 3, 100),
-        (0, 0, 150),
-        (1, 17, 500),
-        (2, 64, 65),
-        (1, 1, 999),
-    ] {
-        terms.push(enif_make_sub_binary(env, big[of], at, len));
+    let mut subs: Vec<SubProbe> = Vec::new();
+    // Sub-binaries of refc binaries and of heap binaries, at several offsets and sizes.
+    let small = [
+        super::new_binary(env, &text[..40]),
+        super::new_binary(env, &text[5..64]),
+    ];
+    let origins = [
+        (big[0], 3, 100),
+        (big[0], 0, 150),
+        (big[1], 17, 500),
+        (big[2], 64, 65),
+    ];
+    let more = [
+        (big[1], 1, 999),
+        (small[0], 1, 30),
+        (small[1], 7, 2),
+        (small[0], 0, 39),
+    ];
+    for (orig, at, len) in origins.into_iter().chain(more) {
+        let t = enif_make_sub_binary(env, orig, at, len);
+        terms.push(t);
+        subs.push((t, orig, at, len));
     }
     // Probes by header: (term, data address, length) from erl_nif.
     let mut groups: Vec<(usize, Vec<Probe>)> = Vec::new();
@@ -167,20 +289,86 @@ pub unsafe fn learn(env: *mut ErlNifEnv, boxed_tag: usize) -> [Option<HeldLayout
         .filter(|&&t| is_boxed(t, boxed_tag))
         .map(|&t| *boxed(t, boxed_tag))
         .collect();
-    let mut learned = [None; 2];
+    let mut learned = HeldLayouts::default();
     // At most two headers, each with at least two probes of different sizes or offsets.
-    if groups.len() <= 2 {
-        for (slot, (header, probes)) in learned.iter_mut().zip(&groups) {
-            // The words after the header, from its arity field (above the six tag bits): no candidate reads
-            // past the record.
-            let words = (header >> 6).min(SPAN);
-            if probes.len() < 2 || other_headers.contains(header) || words < 3 {
-                continue;
-            }
-            if let [only] = HeldLayout::candidates(*header, words, probes, boxed_tag)[..] {
-                *slot = Some(only);
+    if groups.len() > 2 {
+        return learned;
+    }
+    for (slot, (header, probes)) in learned.direct.iter_mut().zip(&groups) {
+        // The words after the header, from its arity field (above the six tag bits): no candidate reads
+        // past the record.
+        let words = (header >> 6).min(SPAN);
+        if probes.len() < 2 || other_headers.contains(header) || words < 3 {
+            continue;
+        }
+        if let [only] = HeldLayout::candidates(*header, words, probes, boxed_tag)[..] {
+            *slot = Some(only);
+        }
+    }
+    // Sub-binaries that no direct layout reads: through their originals. The record's arity field leaves out
+    // the original's word, so one word past it is looked at; the probes decide.
+    let sub_headers: Vec<usize> = subs.iter().map(|&(t, ..)| *boxed(t, boxed_tag)).collect();
+    let header = sub_headers[0];
+    let direct = |h: usize| learned.direct.iter().flatten().any(|l| l.header == h);
+    if sub_headers.iter().all(|&h| h == header)
+        && !direct(header)
+        && !other_headers.contains(&header)
+    {
+        let words = ((header >> 6) + 1).min(SPAN);
+        if let [only] = SubOfLayout::candidates(header, words, &subs, boxed_tag)[..] {
+            let candidate = HeldLayouts {
+                sub_of: Some(only),
+                ..learned
+            };
+            // A bitstring of 99 bytes and 3 bits (from its external format): its flags must stop the read.
+            let mut ext = vec![131u8, 77, 0, 0, 0, 100, 3];
+            ext.extend_from_slice(&text[..100]);
+            let mut bitstring = T::default();
+            let made = enif_binary_to_term(env, ext.as_ptr(), ext.len(), &mut bitstring, 0);
+            let bitstring_refused = made == ext.len()
+                && is_boxed(bitstring, boxed_tag)
+                && candidate.bytes(reads, bitstring).is_none();
+            let reads_all = bitstring_refused
+                && subs.iter().all(|&(t, ..)| {
+                    candidate
+                        .bytes(reads, t)
+                        .map(|b| (b.as_ptr() as usize, b.len()))
+                        == inspect(t)
+                });
+            if reads_all {
+                learned.sub_of = Some(only);
             }
         }
     }
+    learned.subs = learned.sub_of.is_some() || direct(header);
     learned
+}
+
+impl HeldLayouts {
+    /// The bytes of `t` if it is a binary held off the heap that a learned layout reads.
+    ///
+    /// # Safety
+    /// `t` must be a live term of the running call; `reads` the layout these were learned with.
+    #[inline(always)]
+    pub unsafe fn bytes(&self, reads: &Reads, t: T) -> Option<&'static [u8]> {
+        let p = boxed(t, reads.boxed_tag());
+        if let Some(bytes) = self.direct[0].and_then(|a| a.bytes(p)) {
+            return Some(bytes);
+        }
+        if let Some(bytes) = self.direct[1].and_then(|b| b.bytes(p)) {
+            return Some(bytes);
+        }
+        let (original, offset, size) = self.sub_of?.parts(p)?;
+        if !is_boxed(original, reads.boxed_tag()) {
+            return None;
+        }
+        let whole = match reads.heap_binary(original) {
+            Some(whole) => whole,
+            None => {
+                let q = boxed(original, reads.boxed_tag());
+                self.direct.iter().flatten().find_map(|l| l.bytes(q))?
+            }
+        };
+        whole.get(offset..offset.checked_add(size)?)
+    }
 }

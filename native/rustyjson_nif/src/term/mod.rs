@@ -141,7 +141,7 @@ impl Primary {
 }
 
 /// Each fast path's state, for `RustyJson.Native.info/0`.
-pub fn fast_paths(env: *mut ErlNifEnv) -> [(&'static str, bool); 11] {
+pub fn fast_paths(env: *mut ErlNifEnv) -> [(&'static str, bool); 12] {
     let layout = layout(env);
     [
         ("heap_binaries", layout.writes.heap_binaries.is_some()),
@@ -153,6 +153,7 @@ pub fn fast_paths(env: *mut ErlNifEnv) -> [(&'static str, bool); 11] {
         ("encode_reads", layout.reads.on()),
         ("binary_reads", layout.reads.heap_binaries()),
         ("held_binary_reads", layout.reads.held_binaries()),
+        ("sub_binary_reads", layout.reads.held_sub_binaries()),
         ("hash_map_reads", layout.hash_map_reads.is_some()),
         ("map_order", map_order::get() != map_order::Order::Unknown),
     ]

@@ -31,7 +31,7 @@ pub struct Reads {
     heap_bin_size_shift: u32,
     /// Binaries held off the heap (refc, sub-binaries): their layouts by header, where learned. Behind a
     /// reference: every call copies `Reads` into its walker, and the layouts would triple its size.
-    held: &'static [Option<super::held::HeldLayout>; 2],
+    held: &'static super::held::HeldLayouts,
 }
 
 impl Reads {
@@ -45,7 +45,7 @@ impl Reads {
         flatmap_header: 0,
         heap_bin_tag: usize::MAX,
         heap_bin_size_shift: 0,
-        held: &[None, None],
+        held: &super::held::HeldLayouts::NONE,
     };
 
     /// Whether heap binaries are read ([`Reads::heap_binary`]).
@@ -142,7 +142,17 @@ impl Reads {
 
     /// Whether binaries held off the heap are read ([`Reads::held_binary`]).
     pub fn held_binaries(&self) -> bool {
-        self.on && self.held.iter().any(Option::is_some)
+        self.on && self.held.any()
+    }
+
+    /// Whether sub-binaries are among them.
+    pub fn held_sub_binaries(&self) -> bool {
+        self.on && self.held.subs
+    }
+
+    /// The primary tag of boxed terms.
+    pub fn boxed_tag(&self) -> usize {
+        self.boxed_tag
     }
 
     /// The bytes of a binary held off the heap (a refc binary, or a sub-binary where the VM's layout of them was
@@ -152,15 +162,8 @@ impl Reads {
         if !self.on || !is_boxed(t, self.boxed_tag) {
             return None;
         }
-        let p = boxed(t, self.boxed_tag);
-        // SAFETY: a boxed term points to its header; each layout reads only after matching its whole header.
-        unsafe {
-            match *self.held {
-                [Some(a), b] => a.bytes(p).or_else(|| b.and_then(|b| b.bytes(p))),
-                [None, Some(b)] => b.bytes(p),
-                [None, None] => None,
-            }
-        }
+        // SAFETY: a boxed term of the running call; each layout reads only after matching its whole header.
+        unsafe { self.held.bytes(self, t) }
     }
 
     /// Learns the layout from terms the VM makes and checks every read on them.
@@ -183,7 +186,7 @@ impl Reads {
             flatmap_header: 0,
             heap_bin_tag: usize::MAX,
             heap_bin_size_shift: 0,
-            held: &[None, None],
+            held: &super::held::HeldLayouts::NONE,
         };
         // The value sits above a tag that fits under it.
         if !step.is_power_of_two() || zero >= step || !is_boxed(float_term, r.boxed_tag) {
@@ -194,7 +197,7 @@ impl Reads {
         (r.heap_bin_tag, r.heap_bin_size_shift) =
             learn_heap_binaries(env, &r).unwrap_or((usize::MAX, 0));
         // Learned once per VM (the layout is kept for the library's life): leaked to be 'static.
-        r.held = Box::leak(Box::new(super::held::learn(env, r.boxed_tag)));
+        r.held = Box::leak(Box::new(super::held::learn(env, &r)));
         let small_term = enif_make_int64(env, -12345);
         let big_term = enif_make_int64(env, i64::MAX);
         let cell = enif_make_list_cell(env, small_term, nil);
