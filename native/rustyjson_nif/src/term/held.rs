@@ -13,7 +13,7 @@
 //! erl_nif, as is every header with no layout.
 
 use super::read::Reads;
-use super::{boxed, is_boxed, T};
+use super::{bits, boxed, is_boxed, T};
 use rustler::sys::{
     enif_binary_to_term, enif_inspect_binary, enif_make_double, enif_make_int64,
     enif_make_map_from_arrays, enif_make_sub_binary, enif_make_uint64, ErlNifBinary, ErlNifEnv,
@@ -253,7 +253,11 @@ pub unsafe fn learn(env: *mut ErlNifEnv, reads: &Reads) -> HeldLayouts {
     ];
     for (orig, at, len) in origins.into_iter().chain(more) {
         let t = enif_make_sub_binary(env, orig, at, len);
-        terms.push(t);
+        // The direct layouts are learned from refc binaries and their sub-binaries (a sub-binary of a short
+        // binary may be a short binary itself, from OTP 27).
+        if bits(orig) != bits(small[0]) && bits(orig) != bits(small[1]) {
+            terms.push(t);
+        }
         subs.push((t, orig, at, len));
     }
     // Probes by header: (term, data address, length) from erl_nif.
@@ -307,13 +311,11 @@ pub unsafe fn learn(env: *mut ErlNifEnv, reads: &Reads) -> HeldLayouts {
     }
     // Sub-binaries that no direct layout reads: through their originals. The record's arity field leaves out
     // the original's word, so one word past it is looked at; the probes decide.
-    let sub_headers: Vec<usize> = subs.iter().map(|&(t, ..)| *boxed(t, boxed_tag)).collect();
-    let header = sub_headers[0];
+    // The sub-binaries of refc binaries name the header; those of short binaries that carry it are probes too.
+    let header = *boxed(subs[0].0, boxed_tag);
+    subs.retain(|&(t, ..)| is_boxed(t, boxed_tag) && *boxed(t, boxed_tag) == header);
     let direct = |h: usize| learned.direct.iter().flatten().any(|l| l.header == h);
-    if sub_headers.iter().all(|&h| h == header)
-        && !direct(header)
-        && !other_headers.contains(&header)
-    {
+    if subs.len() >= origins.len() && !direct(header) && !other_headers.contains(&header) {
         let words = ((header >> 6) + 1).min(SPAN);
         if let [only] = SubOfLayout::candidates(header, words, &subs, boxed_tag)[..] {
             let candidate = HeldLayouts {
