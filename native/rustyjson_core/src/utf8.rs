@@ -273,6 +273,16 @@ pub fn validate(bytes: &[u8]) -> Result<(), usize> {
     }
     let mut i = 0;
     while i < bytes.len() {
+        // ASCII eight bytes a step (text in Latin scripts is mostly ASCII between its accented letters), up to
+        // the first byte >= 0x80.
+        if let Some(word) = bytes.get(i..i + 8) {
+            let high = u64::from_le_bytes(word.try_into().unwrap()) & 0x8080_8080_8080_8080;
+            if high == 0 {
+                i += 8;
+                continue;
+            }
+            i += high.trailing_zeros() as usize / 8;
+        }
         let b = bytes[i];
         if b < 0x80 {
             i += 1;
