@@ -63,8 +63,12 @@ defmodule RustyJson.EncodeHeldBinariesTest do
     end
 
     # Whole bytes that start 3 bits into their original: read from the bit, not the byte.
-    for source <- [text(20), :binary.copy(text(300))] do
-      <<_::3, shifted::binary-size(byte_size(source)), _::5>> = <<7::3, source::binary, 0::5>>
+    short_source = text(20)
+    long_source = :binary.copy(text(300))
+    <<_::3, short_shifted::binary-size(20), _::5>> = <<7::3, short_source::binary, 0::5>>
+    <<_::3, long_shifted::binary-size(300), _::5>> = <<7::3, long_source::binary, 0::5>>
+
+    for {shifted, source} <- [{short_shifted, short_source}, {long_shifted, long_source}] do
       assert shifted == source
 
       assert RustyJson.encode!([shifted, %{shifted => 1}]) ==
