@@ -473,6 +473,7 @@ defmodule RustyJson.Stream do
         exception = %DecodeError{
           error
           | position: start + at,
+            data: with_delimiter(item, at, slice, stop - base),
             line: line + newlines(binary_part(item, 0, at)),
             offset: start
         }
@@ -482,6 +483,15 @@ defmodule RustyJson.Stream do
   end
 
   defp newlines(bytes), do: bytes |> :binary.matches("\n") |> length()
+
+  # An item that fails at its own end (a number cut short: `1.`, `-`, `2e`) fails, in the whole document, at the
+  # byte that ended it (`]`, `,`, a space): that byte joins the error's data, so the message names it as
+  # `decode/2`'s does.
+  defp with_delimiter(item, at, slice, next)
+       when at == byte_size(item) and next < byte_size(slice),
+       do: item <> binary_part(slice, next, 1)
+
+  defp with_delimiter(item, _at, _slice, _next), do: item
 
   # The pieces of the item still open at the end of `slice`: `{blocks, tail, count, bytes}`, both lists reversed
   # (tail: the latest pieces, blocks: joined or set-aside runs of earlier ones).

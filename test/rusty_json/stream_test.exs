@@ -382,6 +382,35 @@ defmodule RustyJson.StreamTest do
       end
     end
 
+    test "a number cut short fails at the byte that ended it, as in decode/2" do
+      for input <- ["[1.]", "[2,-]", "[3e ,4]", "[1.5,\n2.\n]", "[0,-1e+]"] do
+        {:error, %DecodeError{position: p} = whole} = RustyJson.decode(input)
+        line = 1 + length(:binary.matches(binary_part(input, 0, p), "\n"))
+
+        message =
+          String.replace(
+            Exception.message(whole),
+            "position #{p}",
+            "position #{p} (line #{line})"
+          )
+
+        assert [{:error, ^p, ^line, nil, ^message}] =
+                 every_chunking(input, &JStream.decode_array/1) -- [1, 2, 0, 1.5]
+      end
+
+      {:error, whole} = RustyJson.decode("1.\n")
+
+      assert [1, {:error, 4, 2, nil, message}] =
+               every_chunking("1\n1.\n2", &JStream.decode_documents/1)
+
+      assert message ==
+               String.replace(
+                 Exception.message(%{whole | position: 4, data: "1\n1.\n2"}),
+                 "position 4",
+                 "position 4 (line 2)"
+               )
+    end
+
     test "a large array is consumed lazily: an endless array, taken from" do
       chunks =
         Stream.concat(
