@@ -8,6 +8,21 @@ defmodule RustyJson.NativeTest do
     assert RustyJson.Native.loaded?()
   end
 
+  Code.require_file("../support/object_files.exs", __DIR__)
+
+  test "the library's thread-locals take little static TLS" do
+    # mimalloc's thread-locals are initial-exec, so the whole TLS segment comes from the static TLS glibc sets
+    # aside for every library loaded at run time (about 1.6 KB, shared with the VM's other NIFs): at 1.6 KB this
+    # library alone would fail to load ("cannot allocate memory in static TLS block") beside another such NIF.
+    library = Path.join(:code.priv_dir(:rusty_json), "native/rustyjson_nif.so")
+
+    if match?({:unix, :linux}, :os.type()) do
+      assert RustyJson.ObjectFiles.elf_tls_size(File.read!(library)) <= 1024
+    else
+      assert File.exists?(library)
+    end
+  end
+
   @fast_paths ~w(heap_binaries flat_maps hash_maps small_integers floats env_heap encode_reads binary_reads held_binary_reads sub_binary_reads hash_map_reads map_order)a
 
   test "info/0: the OTP release, and every fast path on (all off under RUSTYJSON_FAST_PATHS=off)" do

@@ -15,6 +15,31 @@ defmodule RustyJson.ObjectFiles do
   @dylib_loads [0xC, 0x20, 0x80000018, 0x8000001F, 0x80000023]
 
   @doc """
+  The memory size of an ELF file's thread-local storage segment (`PT_TLS`), 0 without one: ELF32 or ELF64, either
+  byte order (the libraries this VM loads on Linux).
+  """
+  def elf_tls_size(<<0x7F, "ELF", class, data, _::binary>> = file)
+      when class in 1..2 and data in 1..2 do
+    {word, half, endian} = {class * 32, 16, if(data == 1, do: :little, else: :big)}
+    int = fn at, bits -> :binary.decode_unsigned(binary_part(file, at, div(bits, 8)), endian) end
+
+    {phoff, phentsize, phnum} =
+      if class == 2,
+        do: {int.(0x20, word), int.(0x36, half), int.(0x38, half)},
+        else: {int.(0x1C, word), int.(0x2A, half), int.(0x2C, half)}
+
+    # p_memsz: after p_type, p_flags, p_offset, p_vaddr, p_paddr, p_filesz (ELF64); after five 32-bit fields (ELF32).
+    memsz_at = if class == 2, do: 40, else: 20
+
+    Enum.find_value(0..(phnum - 1)//1, 0, fn i ->
+      at = phoff + i * phentsize
+      if int.(at, 32) == 7, do: int.(at + memsz_at, word)
+    end)
+  end
+
+  def elf_tls_size(_), do: raise(ArgumentError, "not an ELF file")
+
+  @doc """
   A Mach-O file's `%{cpu:, filetype:, flags:, dylibs:, id:, rpaths:, min_macos:, signature:, symbols:}`: cpu
   `:arm64`, `:x86_64` or the number; dylibs in ordinal order; signature nil (unsigned), `:valid` (every page's
   SHA-256 in the code directory matches the file) or `{:invalid, page}`; symbols `{name, kind, ordinal}` (external ones only), kind

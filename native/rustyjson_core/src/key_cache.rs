@@ -5,13 +5,14 @@
 //! literal (`%{"id" => id, "name" => name}`, what view functions return) share their keys, as do maps made from
 //! one by `Map.put` and maps decoded with interned keys. The second time an encode opens an object with a given
 //! set of keys, its keys are recorded as they are written; from the third on they are copied from here, not read,
-//! checked and escaped again. A cache serves one encode (one escape mode), and the keys' terms must not change or
-//! move while it lives.
+//! checked and escaped again. A cache serves one encode (one escape mode) at a time, and the keys' terms must not
+//! change or move while it does; [`KeyCache::clear`] readies it for the next one, keeping its memory (the NIF
+//! keeps one per scheduler thread: setting one up cost a tenth of encoding ten records).
 
 /// Direct-mapped slots, by a hash of the key words.
 const SLOTS: usize = 64;
-/// Objects an encode opens before the cache is set up: a small encode never pays for it.
-const OPENS_BEFORE_USE: u32 = 8;
+/// Recorded bytes kept across [`KeyCache::clear`] at most.
+const KEEP_BYTES: usize = 16 * 1024;
 /// Misses a ready slot can bank.
 const MAX_CREDIT: u8 = 4;
 /// Recorded bytes at most: an encode with many different key sets stops recording past this.
@@ -30,6 +31,8 @@ pub enum KeyUse {
 
 #[derive(Clone, Copy, Default)]
 struct Slot {
+    /// The encode this slot was set in (other generations' slots are empty).
+    generation: u32,
     hash: u64,
     /// Where the keys of the object last recorded or copied here are.
     address: usize,
@@ -52,9 +55,7 @@ enum State {
 /// See the module's documentation.
 #[derive(Default)]
 pub struct KeyCache {
-    pub hits: u64,
-    pub all: u64,
-    opens: u32,
+    generation: u32,
     slots: Vec<Slot>,
     /// The key words of each recorded key set, and each key's place in `bytes`: (start, length); one entry per key.
     words: Vec<usize>,
@@ -79,16 +80,22 @@ impl KeyCache {
     /// `address` (objects with keys at one address have the same keys: their words are not compared again).
     #[inline]
     pub fn open(&mut self, address: usize, keys: &[usize]) -> KeyUse {
-        if self.opens < OPENS_BEFORE_USE {
-            self.opens += 1;
-            return KeyUse::Write;
-        }
         if self.slots.is_empty() {
             self.slots = vec![Slot::default(); SLOTS];
+            self.generation = 1;
         }
         let hash = hash(keys);
         let index = (hash >> 58) as usize;
+        let generation = self.generation;
         let slot = &mut self.slots[index];
+        if slot.generation != generation {
+            *slot = Slot {
+                generation,
+                hash,
+                ..Slot::default()
+            };
+            return KeyUse::Write;
+        }
         if slot.hash != hash {
             // A ready slot that keeps being used holds its place against objects whose keys pass once (the
             // keys of decoded maps, ids as keys), which come through the slots all the time.
@@ -97,6 +104,7 @@ impl KeyCache {
                 return KeyUse::Write;
             }
             *slot = Slot {
+                generation,
                 hash,
                 ..Slot::default()
             };
@@ -122,6 +130,7 @@ impl KeyCache {
                 self.spans.resize(self.spans.len() + keys.len(), (0, 0));
                 self.words.extend_from_slice(keys);
                 *slot = Slot {
+                    generation,
                     hash,
                     address,
                     state: State::Recording,
@@ -153,6 +162,26 @@ impl KeyCache {
         }
     }
 
+    /// Empties the cache for the next encode, keeping its memory (up to [`KEEP_BYTES`] of recorded keys).
+    pub fn clear(&mut self) {
+        self.generation = self.generation.wrapping_add(1);
+        if self.generation == 0 {
+            // Once in 2^32 encodes: slots of this generation may be left from the last wrap.
+            self.slots.fill(Slot::default());
+            self.generation = 1;
+        }
+        self.words.clear();
+        self.spans.clear();
+        self.bytes.clear();
+        if self.bytes.capacity() > KEEP_BYTES {
+            *self = KeyCache {
+                generation: self.generation,
+                slots: std::mem::take(&mut self.slots),
+                ..KeyCache::default()
+            };
+        }
+    }
+
     /// Key `i` of an object whose keys are cached from span `first` on, as written.
     #[inline(always)]
     pub fn key(&self, first: u32, i: usize) -> &[u8] {
@@ -172,9 +201,7 @@ mod tests {
     }
 
     fn warm(cache: &mut KeyCache) {
-        for _ in 0..OPENS_BEFORE_USE {
-            assert_eq!(cache.open(0, &[8]), KeyUse::Write);
-        }
+        assert_eq!(cache.open(0, &[8]), KeyUse::Write);
     }
 
     #[test]
@@ -319,5 +346,32 @@ mod tests {
         }
         assert_eq!(recorded, MAX_BYTES.div_ceil(key.len()));
         assert!(cache.bytes.len() < MAX_BYTES + key.len());
+    }
+
+    #[test]
+    fn a_cleared_cache_starts_over() {
+        let mut cache = KeyCache::default();
+        let keys = [0x7f00_6000, 0x7f00_6008];
+        cache.open(keys.as_ptr() as usize, &keys);
+        let KeyUse::Record { slot, first } = cache.open(keys.as_ptr() as usize, &keys) else {
+            panic!("records")
+        };
+        cache.record(slot, first, 0, 2, b"\"a\"");
+        cache.record(slot, first, 1, 2, b"\"b\"");
+        assert!(matches!(
+            cache.open(keys.as_ptr() as usize, &keys),
+            KeyUse::Cached { .. }
+        ));
+        cache.clear();
+        // The next encode (another escape mode, perhaps) sees these keys for the first time.
+        assert_eq!(cache.open(keys.as_ptr() as usize, &keys), KeyUse::Write);
+        assert!(matches!(
+            cache.open(keys.as_ptr() as usize, &keys),
+            KeyUse::Record { first: 0, .. }
+        ));
+        // Across the generation counter's wrap too.
+        cache.generation = u32::MAX;
+        cache.clear();
+        assert_eq!(cache.open(keys.as_ptr() as usize, &keys), KeyUse::Write);
     }
 }

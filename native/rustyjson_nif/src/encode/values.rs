@@ -166,9 +166,7 @@ impl<'o> Walker<'o> {
             let seen = self.seen_set();
             // `maps: :strict` checks each key as written: no copies there.
             let keys_use = if seen.is_none() {
-                // SAFETY: a flat map's `len` keys; ErlNifTerm is a transparent machine word.
-                let words = unsafe { std::slice::from_raw_parts(keys as *const usize, len) };
-                self.key_cache.open(keys as usize, words)
+                self.keys_use(keys, len)
             } else {
                 KeyUse::Write
             };

@@ -175,14 +175,22 @@ pub(super) struct Walker<'o> {
     pub(super) holes: Vec<(usize, ErlNifTerm)>,
     /// Templates met in this call (a few modules; saves the global table's lock).
     pub(super) templates: Vec<(ErlNifTerm, Arc<Template>)>,
-    /// The written keys of flat maps that share a keys tuple.
+    /// The written keys of flat maps with the same keys: this thread's kept cache, taken once the call has opened
+    /// `FLAT_MAPS_BEFORE_KEY_CACHE` flat maps (a small encode never touches it).
     pub(super) key_cache: KeyCache,
+    pub(super) flat_maps: u32,
 }
+
+/// Flat maps a call opens before it uses the key cache.
+const FLAT_MAPS_BEFORE_KEY_CACHE: u32 = 16;
 
 impl Drop for Walker<'_> {
     fn drop(&mut self) {
         self.clear_stack();
         give_back_stack(std::mem::take(&mut self.stack));
+        if self.flat_maps == FLAT_MAPS_BEFORE_KEY_CACHE {
+            give_back_key_cache(std::mem::take(&mut self.key_cache));
+        }
     }
 }
 
@@ -190,6 +198,26 @@ thread_local! {
     // The walk's stack, kept (empty) by each scheduler thread between calls: a small encode then allocates
     // nothing for it. ManuallyDrop: no thread-exit destructor runs in this library.
     static STACK: RefCell<ManuallyDrop<Vec<Frame>>> = const { RefCell::new(ManuallyDrop::new(Vec::new())) };
+}
+
+thread_local! {
+    // The key cache, kept by each scheduler thread between calls (cleared): its slots and buffers are set up once.
+    static KEY_CACHE: RefCell<ManuallyDrop<KeyCache>> = RefCell::new(ManuallyDrop::new(KeyCache::default()));
+}
+
+fn take_key_cache() -> KeyCache {
+    KEY_CACHE
+        .with(|c| c.try_borrow_mut().map(|mut c| std::mem::take(&mut **c)))
+        .unwrap_or_default()
+}
+
+fn give_back_key_cache(mut cache: KeyCache) {
+    cache.clear();
+    KEY_CACHE.with(|c| {
+        if let Ok(mut c) = c.try_borrow_mut() {
+            **c = cache;
+        }
+    });
 }
 
 /// This thread's kept stack (empty), or a new one.
@@ -250,6 +278,7 @@ impl<'o> Walker<'o> {
             holes: Vec::new(),
             templates: Vec::new(),
             key_cache: KeyCache::default(),
+            flat_maps: 0,
         }
     }
 
@@ -259,6 +288,21 @@ impl<'o> Walker<'o> {
                 unsafe { enif_map_iterator_destroy(self.env, &mut iter) };
             }
         }
+    }
+
+    /// What a flat map of `len` keys at `keys` (its keys tuple's elements) does with its keys.
+    #[inline]
+    pub(super) fn keys_use(&mut self, keys: *const ErlNifTerm, len: usize) -> KeyUse {
+        if self.flat_maps < FLAT_MAPS_BEFORE_KEY_CACHE {
+            self.flat_maps += 1;
+            if self.flat_maps == FLAT_MAPS_BEFORE_KEY_CACHE {
+                self.key_cache = take_key_cache();
+            }
+            return KeyUse::Write;
+        }
+        // SAFETY: a flat map's `len` keys; ErlNifTerm is a transparent machine word.
+        let words = unsafe { std::slice::from_raw_parts(keys as *const usize, len) };
+        self.key_cache.open(keys as usize, words)
     }
 
     /// How many containers are open (the indentation level).
