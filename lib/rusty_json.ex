@@ -251,7 +251,7 @@ defmodule RustyJson do
   defp run(input, flags) do
     ref = make_ref()
 
-    case Native.decode_detached(input, flags, ref) do
+    case Native.decode_detached(Native.aligned(input), flags, ref) do
       :ok ->
         receive do
           {^ref, result} -> result

@@ -12,7 +12,7 @@ defmodule RustyJson.Get do
   def run(input, pointers, opts) do
     {default, opts} = take_default(opts)
     parsed = RustyJson.DecodeOptions.parse(opts)
-    input = if is_binary(input), do: input, else: IO.iodata_to_binary(input)
+    input = if is_binary(input), do: aligned(input), else: IO.iodata_to_binary(input)
     many? = is_list(pointers)
     pointers = if many?, do: pointers, else: [pointers]
     tokens = Enum.map(pointers, &Pointer.parse!/1)
@@ -61,6 +61,11 @@ defmodule RustyJson.Get do
         {:error, %DecodeError{error | position: start + at, data: input}}
     end
   end
+
+  # A document the NIF walks in more than one call, aligned once if it starts at a bit offset (see
+  # `Native.aligned/1`): the walk's slices and each value's decode then read its own bytes.
+  defp aligned(input) when byte_size(input) > 65_536, do: Native.aligned(input)
+  defp aligned(input), do: input
 
   # `default:` is get's own option; the rest are decode options.
   defp take_default(opts) when is_map(opts) do

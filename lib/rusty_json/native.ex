@@ -205,6 +205,36 @@ defmodule RustyJson.Native do
   # native term, `duplicates` `:first`, `:last` or `:error`.
   def locate(_input, _pointers, _opts, _duplicates), do: not_loaded()
 
+  # Bytes of the prefix `aligned/1` probes: past the 64 bytes up to which the VM may copy a part of a binary into
+  # one of its own (from OTP 27), so the prefix keeps the input's bit offset (`aligned::PROBE_BYTES` in the NIF).
+  @probe_bytes 128
+
+  @doc false
+  # `input` when its bytes start on a byte boundary, else an aligned copy made on a dirty CPU scheduler. A binary
+  # made by bit-level matching (`<<_::3, rest::binary-size(n), _::5>>`) can start at a bit offset; erl_nif then
+  # reads it through a copy that lasts one NIF call, so a decode spanning many calls would copy it at each one.
+  # The probe looks at a prefix only: the same cost at any size.
+  @spec aligned(binary()) :: binary()
+  def aligned(input) when byte_size(input) > @probe_bytes do
+    if at_bit_offset?(binary_part(input, 0, @probe_bytes)), do: realign(input), else: input
+  end
+
+  def aligned(input) when is_binary(input) do
+    if at_bit_offset?(input), do: realign(input), else: input
+  end
+
+  @doc false
+  # Whether the binary `probe` starts at a bit offset (two inspections give two different copies).
+  def at_bit_offset?(_probe), do: not_loaded()
+
+  @doc false
+  # An aligned copy of the binary `input` (dirty CPU scheduler).
+  def realign(_input), do: not_loaded()
+
+  @doc false
+  # How many aligned copies of inputs the NIF made since loading.
+  def aligned_copies, do: not_loaded()
+
   defp not_loaded do
     :erlang.nif_error({:rusty_json_nif_not_loaded, load_error()})
   end

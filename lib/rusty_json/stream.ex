@@ -317,7 +317,8 @@ defmodule RustyJson.Stream do
     do: chunk |> IO.iodata_to_binary() |> feed(state)
 
   defp feed(chunk, state) do
-    case feed_slices(chunk, state, []) do
+    # A chunk at a bit offset (bit-level matching makes them) is copied once here, not at every NIF call on it.
+    case feed_slices(Native.aligned(chunk), state, []) do
       {segments, {:failed, exception}} -> {failing(segments, exception), :failed}
       {segments, state} -> {emitted(segments), state}
     end

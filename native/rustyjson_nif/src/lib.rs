@@ -1,5 +1,6 @@
 //! The NIF surface of RustyJson: thin wrappers that pick a scheduler and hand off to `encode` and `decode`.
 
+mod aligned;
 mod alloc;
 #[macro_use]
 mod continuation;
@@ -241,6 +242,33 @@ fn locate<'a>(
     duplicates: Term<'a>,
 ) -> Term<'a> {
     locate::locate(env, input, pointers, opts, duplicates)
+}
+
+/// Whether `probe` (a binary: `Native.aligned/1` passes a prefix of at most `aligned::PROBE_BYTES` of its input)
+/// starts at a bit offset.
+#[rustler::nif(name = "at_bit_offset?")]
+fn at_bit_offset<'a>(env: Env<'a>, probe: Term<'a>) -> rustler::NifResult<bool> {
+    let size = probe.decode::<Binary>()?.len();
+    Ok(aligned::at_bit_offset(
+        env.as_c_arg(),
+        probe.as_c_arg(),
+        size,
+    ))
+}
+
+/// An aligned copy of the binary `input`, on a dirty CPU scheduler (copying several megabytes bit by bit takes
+/// milliseconds).
+#[rustler::nif(schedule = "DirtyCpu")]
+fn realign<'a>(env: Env<'a>, input: Binary<'a>) -> Term<'a> {
+    let (copy, _) = aligned::copy(env.as_c_arg(), input.as_slice());
+    // SAFETY: the copy is a term of `env`.
+    unsafe { Term::new(env, copy) }
+}
+
+/// How many aligned copies of inputs the NIF made since loading (for the tests that count them).
+#[rustler::nif]
+fn aligned_copies() -> u64 {
+    aligned::copies()
 }
 
 /// True once the library is loaded (the Elixir stub returns false).

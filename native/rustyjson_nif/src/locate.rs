@@ -15,6 +15,7 @@ use rustler::{Binary, Encoder, Env, OwnedBinary, ResourceArc, Term};
 use rustyjson_core::parser::locate::{Duplicates, LocateOptions, Located, Locator};
 use rustyjson_core::parser::ParseError;
 
+use crate::aligned::{self, Anchor};
 use crate::continuation;
 use crate::decode::{flags_and_limits, FLOAT_DECIMALS};
 
@@ -31,6 +32,8 @@ const STRING_SCAN: usize = 128 * 1024;
 struct Walk {
     locator: Locator,
     pos: usize,
+    /// Where the input's bytes are: every slice must find them there (see `aligned`).
+    anchor: Anchor,
 }
 
 struct LocateJob(Mutex<Option<Walk>>);
@@ -55,11 +58,20 @@ pub fn locate<'a>(
     ) else {
         return (error(), badarg()).encode(env);
     };
+    // A document that takes more than one slice is read from where the first found it: one at a bit offset from
+    // a copy of its own (Elixir makes it first, on a dirty scheduler, for the inputs it sends here). A smaller
+    // one is walked in this call.
+    let (input, bytes) = if bytes.len() > SLICE_BYTES {
+        aligned::ensure(env.as_c_arg(), input.as_c_arg(), bytes.as_slice())
+    } else {
+        (input.as_c_arg(), bytes.as_slice())
+    };
     let walk = Walk {
         locator: Locator::new(&pointers, options),
         pos: 0,
+        anchor: Anchor::of(bytes),
     };
-    slice(env, input, bytes.as_slice(), walk, false)
+    slice(env, unsafe { Term::new(env, input) }, bytes, walk, false)
 }
 
 fn tokens(pointers: Term) -> Option<Vec<Vec<Vec<u8>>>> {
@@ -196,8 +208,10 @@ unsafe fn resume(
             _ => None,
         };
         match walk {
-            Some((bytes, walk)) => slice(env, args[0], bytes.as_slice(), walk, dirty),
-            None => (error(), badarg()).encode(env),
+            Some((bytes, walk)) if walk.anchor.holds(bytes.as_slice()) => {
+                slice(env, args[0], bytes.as_slice(), walk, dirty)
+            }
+            _ => (error(), badarg()).encode(env),
         }
     })
 }

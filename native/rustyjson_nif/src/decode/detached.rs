@@ -5,6 +5,7 @@ use super::slices::{
     consume_timeslice, give_back_stacks, input_bytes, schedule, take_stacks, Slice, YIELD_AFTER,
 };
 use super::*;
+use crate::aligned::{self, Anchor};
 
 /// A large decode detached from the caller's heap: its terms are built in an environment of its own, which no
 /// collection of the caller copies while the decode runs, in slices of ~0.5 ms on the caller's normal scheduler;
@@ -19,6 +20,8 @@ struct Detached {
     stacks: Stacks<T, Key>,
     pos: usize,
     intern: Option<InternTables>,
+    /// Where the input's bytes are (the keys and key tables point there): every slice must find them there.
+    anchor: Anchor,
 }
 
 // SAFETY: `env` and its terms belong to this state alone; only the one call that took it from its resource
@@ -44,9 +47,13 @@ pub fn decode_detached<'a>(
     opts: Term<'a>,
     reference: Term<'a>,
 ) -> Term<'a> {
-    if input_bytes(env, input.as_c_arg()).is_none() {
+    let Some(bytes) = input_bytes(env, input.as_c_arg()) else {
         return (atoms::error(), atoms::badarg()).encode(env);
-    }
+    };
+    // Slices read the input from where this one found it: an input at a bit offset is read from a copy of its
+    // own (Elixir makes it first, on a dirty scheduler, for the inputs it sends here).
+    let (input, bytes) = aligned::ensure(env.as_c_arg(), input.as_c_arg(), bytes);
+    let input = unsafe { Term::new(env, input) };
     let own = unsafe { enif_alloc_env() };
     let state = Detached {
         env: own,
@@ -55,6 +62,7 @@ pub fn decode_detached<'a>(
         stacks: take_stacks(),
         pos: 0,
         intern: None,
+        anchor: Anchor::of(bytes),
     };
     run_detached(env, input, opts, state, Slice::Normal)
 }
@@ -87,7 +95,7 @@ fn run_detached<'a>(
     slice: Slice,
 ) -> Term<'a> {
     let started = Instant::now();
-    let Some(bytes) = input_bytes(env, input.as_c_arg()) else {
+    let Some(bytes) = input_bytes(env, input.as_c_arg()).filter(|b| state.anchor.holds(b)) else {
         return (atoms::error(), atoms::badarg()).encode(env);
     };
     let marker = ();

@@ -5,6 +5,7 @@
 use super::builder::CallEnd;
 use super::detached::detached_continue;
 use super::*;
+use crate::aligned::{self, Anchor};
 
 /// Bytes parsed between clock checks on a normal scheduler (at most about 0.1 ms of the densest documents).
 const SLICE_BYTES: usize = 32 * 1024;
@@ -18,6 +19,8 @@ const MAX_PENDING: usize = (1 << 24) - 1;
 struct Paused {
     stacks: Stacks<T, Key>,
     pos: usize,
+    /// Where the input's bytes were (its keys point there): the next slice must find them there.
+    anchor: Anchor,
 }
 
 // SAFETY: the raw pointers in `Key`s point into the input binary (kept alive as an argument of the continuation)
@@ -74,7 +77,8 @@ pub fn decode_dirty(env: Env, input: T, opts: T) -> T {
 }
 
 /// The continuation of a yielded decode on a normal scheduler: `argv` is `[input, opts, paused resource,
-/// pending tuple]` (in-heap) or `[input, opts, detached resource]`.
+/// pending tuple]` (in-heap), `[input, opts, detached resource]`, or `[input, opts]` (a decode started again
+/// over an aligned copy of its input: `Call::restart_aligned`).
 unsafe extern "C" fn decode_continue(
     env: *mut ErlNifEnv,
     argc: c_int,
@@ -100,6 +104,7 @@ unsafe fn continue_in(
 ) -> ErlNifTerm {
     continuation::run_raw(env, argc, argv, |env, args| match *args {
         [input, opts, paused, pending] => run(env, input, opts, slice, Some((paused, pending))),
+        [input, opts] => run(env, input, opts, Slice::Normal, None),
         [input, opts, detached] => detached_continue(
             env,
             Term::new(env, input),
@@ -122,6 +127,7 @@ fn run(env: Env, input: T, opts: T, slice: Slice, resume: Option<(T, T)>) -> T {
         opts,
         slice,
         bytes,
+        first: resume.is_none(),
         // The clock is read only where a slice check can come (a smaller input is one slice: no clock, no report).
         started: (slice == Slice::Normal && (bytes.len() > SLICE_BYTES || resume.is_some()))
             .then(Instant::now),
@@ -155,6 +161,8 @@ struct Call<'a> {
     opts: T,
     slice: Slice,
     bytes: &'a [u8],
+    /// The decode's first slice (whose input may still be at a bit offset; a later slice's never is).
+    first: bool,
     started: Option<Instant>,
 }
 
@@ -194,6 +202,10 @@ impl<'a> Call<'a> {
                     if normal && !deferred && !due {
                         continue;
                     }
+                    if self.first && aligned::at_bit_offset(env.as_c_arg(), self.input, bytes.len())
+                    {
+                        return self.restart_aligned();
+                    }
                     return self.pause(std::mem::take(stacks), pos, deferred);
                 }
             }
@@ -216,13 +228,31 @@ impl<'a> Call<'a> {
         let tuple = unsafe {
             enif_make_tuple_from_array(env.as_c_arg(), terms.as_ptr(), terms.len() as u32)
         };
-        let paused = ResourceArc::new(PausedDecode(Mutex::new(Some(Paused { stacks, pos }))));
+        let anchor = Anchor::of(self.bytes);
+        let paused = ResourceArc::new(PausedDecode(Mutex::new(Some(Paused {
+            stacks,
+            pos,
+            anchor,
+        }))));
         let args = [self.input, self.opts, paused.encode(env).as_c_arg(), tuple];
         if let Some(started) = self.started {
             consume_timeslice(env, started);
         }
         let (next, flags) = self.slice.next(deferred);
         schedule(env, next, flags, &args).as_c_arg()
+    }
+
+    /// A first slice that must yield over an input at a bit offset (its bytes are erl_nif's copy for this call
+    /// alone, and the stacks point into them): the decode starts again, in a new slice, over an aligned copy.
+    /// The work thrown away is one slice's; Elixir aligns the large inputs before it calls (`Native.aligned/1`).
+    #[cold]
+    fn restart_aligned(&self) -> T {
+        let (copy, _) = aligned::copy(self.env.as_c_arg(), self.bytes);
+        if let Some(started) = self.started {
+            consume_timeslice(self.env, started);
+        }
+        let args = [copy, self.opts];
+        schedule(self.env, decode_continue, ERL_NIF_NORMAL_JOB, &args).as_c_arg()
     }
 }
 
@@ -291,7 +321,14 @@ pub(super) fn consume_timeslice(env: Env, started: Instant) {
 /// stale ones (keys' bytes too: a key copied into a binary may have moved; one in the input has not).
 fn restore(env: Env, paused: T, pending: T, input: &[u8]) -> Option<(Stacks<T, Key>, usize)> {
     let paused: ResourceArc<PausedDecode> = unsafe { Term::new(env, paused) }.decode().ok()?;
-    let Paused { mut stacks, pos } = paused.0.lock().ok()?.take()?;
+    let Paused {
+        mut stacks,
+        pos,
+        anchor,
+    } = paused.0.lock().ok()?.take()?;
+    if !anchor.holds(input) {
+        return None;
+    }
     let raw_env = env.as_c_arg();
     let mut arity = 0;
     let mut elems: *const T = std::ptr::null();
