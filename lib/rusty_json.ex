@@ -188,12 +188,17 @@ defmodule RustyJson do
   with the position and message `decode/2` gives for it. A path the document does not hold is
   `{:error, %RustyJson.PathError{reason: :missing}}`, unless `default:` gives the value to use instead.
 
-  The values are what `decode!/2` then `get_in/2` would give, with the same options: every `decode/2` option
-  applies to the values returned, and `max_depth:` and `decoding_integer_digit_limit:` to the whole document,
-  as in `decode/2`. Repeated keys: the first wins (`decode/2`'s default), or the last with
-  `duplicate_keys: :last` (but the first with `objects: :ordered_objects`, which keep every pair, as `get_in/2`
-  then fetches the first); with `duplicate_keys: :error` a repeat of a key on a path, or anywhere inside a value
-  returned, is an error (repeats elsewhere are not looked for). A large document is walked in slices on the
+  A pointer names members as the document writes them (RFC 6901), whatever `keys:` says: `"/user/name"` is
+  the member `"name"` of the member `"user"`, with `keys: :atoms`, `:atoms!` or a function too. Every
+  `decode/2` option applies to the values returned (a function to their keys, atoms made of their keys), and
+  `max_depth:` and `decoding_integer_digit_limit:` to the whole document, as in `decode/2`. So the values are
+  what `decode!/2` then `get_in/2` give with the same options, with the path's keys as written: where a
+  `keys:` function renames a member on the path, the pointer still uses its name in the document, and where it
+  maps two members of one object to the same key, the pointer still tells them apart (`decode!/2` keeps one).
+  Repeated keys: the first wins (`decode/2`'s default), or the last with `duplicate_keys: :last` (but the first
+  with `objects: :ordered_objects`, which keep every pair, as `get_in/2` then fetches the first); with
+  `duplicate_keys: :error` a repeat of a key on a path (as written), or anywhere inside a value returned (as
+  decoded), is an error (repeats elsewhere are not looked for). A large document is walked in slices on the
   calling scheduler, as `decode/2` does.
 
       iex> RustyJson.get(~s({"type": "order.paid", "data": {"id": 7, "lines": [1, 2]}}), "/type")
@@ -216,6 +221,9 @@ defmodule RustyJson do
 
       iex> RustyJson.get(~s({"user": {"name": "Ada"}}), "/user", keys: :atoms)
       {:ok, %{name: "Ada"}}
+
+      iex> RustyJson.get(~s({"A": 1, "a": 2, "B": {"x": 3}}), ["/a", "/B/x"], keys: &String.downcase/1)
+      {:ok, [2, 3]}
   """
   @spec get(iodata(), RustyJson.Pointer.t() | [RustyJson.Pointer.t()], keyword() | map()) ::
           {:ok, term()} | {:error, DecodeError.t() | RustyJson.PathError.t()}

@@ -73,7 +73,9 @@ defmodule RustyJson.Stream do
       and kept only as far as `:envelope` asks; an invalid envelope raises `RustyJson.DecodeError` at its
       absolute position, before or after the items. A path the document does not hold, or holding something
       other than an array, raises `RustyJson.PathError` (`reason: :missing` or `:not_an_array`) once the stream
-      has been read. Of repeated keys on the path, the first is followed (as `decode/2` keeps the first).
+      has been read. Of repeated keys on the path, the first is followed (as `decode/2` keeps the first). The
+      pointer names members as the document writes them, whatever `keys:` says (which applies to the items and
+      the envelope's keys).
       `max_depth:` and `decoding_integer_digit_limit:` hold in the envelope too.
     * `:envelope` - `true` to emit, after the items, `{:envelope, value}`: the whole document decoded with the
       options, the streamed array replaced by `[]` (the envelope's bytes are kept while the stream runs; without

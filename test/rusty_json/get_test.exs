@@ -181,6 +181,51 @@ defmodule RustyJson.GetTest do
     assert_raise ArgumentError, fn -> RustyJson.get(json, "user") end
   end
 
+  test "pointers name members as the document writes them, whatever keys: maps them to" do
+    json = ~s({"A": 1, "a": 2, "B": {"x": 3, "Y": {"z": [4]}}})
+    down = &String.downcase/1
+
+    # A collision of mapped keys: decode!/2 keeps the first ("A" -> "a"), the pointer still names "a" itself.
+    assert RustyJson.decode!(json, keys: down)["a"] == 1
+    assert RustyJson.get(json, "/a", keys: down) == {:ok, 2}
+    assert RustyJson.get(json, "/A", keys: down) == {:ok, 1}
+    # A renamed member on the path: named as written; the value's own keys are mapped.
+    assert RustyJson.get(json, "/B/x", keys: down) == {:ok, 3}
+    assert RustyJson.get(json, "/B", keys: down) == {:ok, %{"x" => 3, "y" => %{"z" => [4]}}}
+    assert RustyJson.get(json, "/B/Y/z/0", keys: down) == {:ok, 4}
+
+    assert {:error, %RustyJson.PathError{reason: :missing}} =
+             RustyJson.get(json, "/b/x", keys: down)
+
+    assert {:error, %RustyJson.PathError{reason: :missing}} =
+             RustyJson.get(json, "/B/y", keys: down)
+
+    # With duplicate_keys: :error, a repeat on the path is one as written (none here); one inside a value
+    # returned is one as decoded.
+    assert RustyJson.get(json, "/B/x", keys: down, duplicate_keys: :error) == {:ok, 3}
+
+    assert {:error, %RustyJson.DecodeError{}} =
+             RustyJson.get(json, "", keys: down, duplicate_keys: :error)
+
+    # Atom keys: the tokens are the members' names; the values' keys are atoms.
+    atoms = ~s({"user_name_bit_offset_test": {"id": 1}, "list": [{"k": 2}]})
+    assert RustyJson.get(atoms, "/user_name_bit_offset_test", keys: :atoms) == {:ok, %{id: 1}}
+    assert RustyJson.get(atoms, "/user_name_bit_offset_test/id", keys: :atoms!) == {:ok, 1}
+    assert RustyJson.get(atoms, "/list/0", keys: :atoms!) == {:ok, %{k: 2}}
+    assert {:error, %RustyJson.PathError{}} = RustyJson.get(atoms, "/list/k", keys: :atoms)
+
+    # :atoms! fails only for a key of a value returned that names no atom, not for the path's keys.
+    fresh = ~s({"path_key_never_an_atom_#{System.unique_integer([:positive])}": {"v": 1}})
+    [pointer] = for {key, _} <- RustyJson.decode!(fresh), do: "/" <> key
+    assert RustyJson.get(fresh, pointer <> "/v", keys: :atoms!) == {:ok, 1}
+
+    assert_raise ArgumentError, fn ->
+      RustyJson.get(~s({"a": {"never_an_atom_#{System.unique_integer([:positive])}": 1}}), "/a",
+        keys: :atoms!
+      )
+    end
+  end
+
   test "limits hold on the whole document, as in decode/2" do
     deep = ~s({"a": 1, "b": [[[[1]]]]})
     assert RustyJson.get(deep, "/a", max_depth: 3) == RustyJson.decode(deep, max_depth: 3)

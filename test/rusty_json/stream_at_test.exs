@@ -182,4 +182,24 @@ defmodule RustyJson.StreamAtTest do
       JStream.decode_array([], at: "/a", envelope: 1)
     end
   end
+
+  test "at: names members as the document writes them, whatever keys: maps them to" do
+    json = ~s({"Data": [{"K": 1}], "data": [{"K": 2}], "Meta": {"Items": [3, 4]}})
+    down = &String.downcase/1
+
+    assert run(JStream.decode_array([json], at: "/data", keys: down)) == [%{"k" => 2}]
+    assert run(JStream.decode_array([json], at: "/Data", keys: down)) == [%{"k" => 1}]
+    assert run(JStream.decode_array([json], at: "/Meta/Items", keys: down)) == [3, 4]
+
+    assert [{:error, %PathError{reason: :missing}}] =
+             run_path(JStream.decode_array([json], at: "/meta/items", keys: down))
+
+    assert run(JStream.decode_array([json], at: "/Meta/Items", keys: :atoms)) == [3, 4]
+  end
+
+  defp run_path(stream) do
+    run(stream)
+  rescue
+    e in PathError -> [{:error, e}]
+  end
 end
