@@ -156,6 +156,7 @@ defmodule RustyJson.Encode do
 
   defp hole(%module{} = struct, registered, opts)
        when module in [Fragment, Date, Time, NaiveDateTime, DateTime, Decimal] do
+    # (A malformed fragment raises ArgumentError in `resolve_struct/2`.)
     %Fragment{iodata: iodata} = resolve_struct(struct, opts)
     {iodata, registered}
   end
@@ -191,6 +192,25 @@ defmodule RustyJson.Encode do
     else
       _ -> :error
     end
+  end
+
+  @doc false
+  # The error for a `RustyJson.Fragment` or `RustyJson.OrderedObject` that its module's functions did not make:
+  # what is wrong, not a MatchError or FunctionClauseError from inside the encoder.
+  @spec malformed(map()) :: ArgumentError.t()
+  def malformed(%Fragment{} = fragment) do
+    ArgumentError.exception(
+      "invalid RustyJson.Fragment: expected the fields :encode (a function of arity 1, or iodata) and " <>
+        ":iodata (iodata, or nil to call :encode), as RustyJson.Fragment.new/1 makes them, got: " <>
+        inspect(fragment)
+    )
+  end
+
+  def malformed(%OrderedObject{} = object) do
+    ArgumentError.exception(
+      "invalid RustyJson.OrderedObject: expected the field :values, a list of {key, value} pairs, got: " <>
+        inspect(object)
+    )
   end
 
   @doc false
@@ -277,17 +297,27 @@ defmodule RustyJson.Encode do
     if native_key?(key), do: key, else: String.Chars.to_string(key)
   end
 
-  defp resolve_struct(%OrderedObject{values: pairs}, opts) when is_list(pairs),
-    do: %OrderedObject{values: resolve_pairs(pairs, opts)}
+  defp resolve_struct(%OrderedObject{values: pairs} = object, opts)
+       when is_list(pairs) and map_size(object) == 2,
+       do: %OrderedObject{values: resolve_pairs(pairs, opts)}
+
+  defp resolve_struct(%OrderedObject{} = object, _opts), do: raise(malformed(object))
 
   # A fragment's function is called once, here; the NIF writes what it returned.
-  defp resolve_struct(%Fragment{iodata: nil, encode: fun}, opts) when is_function(fun, 1),
-    do: fragment(fun.(opts))
+  defp resolve_struct(%Fragment{iodata: nil, encode: fun} = f, opts)
+       when is_function(fun, 1) and map_size(f) == 3,
+       do: fragment(fun.(opts))
 
   # Iodata in `encode` (what earlier RustyJson versions stored there) is still written as it is.
-  defp resolve_struct(%Fragment{iodata: nil, encode: iodata}, _opts), do: fragment(iodata)
+  defp resolve_struct(%Fragment{iodata: nil, encode: iodata} = f, _opts)
+       when (is_binary(iodata) or is_list(iodata)) and map_size(f) == 3,
+       do: fragment(iodata)
 
-  defp resolve_struct(%Fragment{} = fragment, _opts), do: fragment
+  defp resolve_struct(%Fragment{iodata: iodata} = f, _opts)
+       when (is_binary(iodata) or is_list(iodata)) and map_size(f) == 3,
+       do: f
+
+  defp resolve_struct(%Fragment{} = fragment, _opts), do: raise(malformed(fragment))
 
   defp resolve_struct(%module{} = struct, _opts)
        when module in [Date, Time, NaiveDateTime, DateTime],

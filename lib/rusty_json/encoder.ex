@@ -136,9 +136,19 @@ defimpl RustyJson.Encoder, for: [Date, Time, NaiveDateTime, DateTime] do
 end
 
 defimpl RustyJson.Encoder, for: RustyJson.Fragment do
-  def encode(%{iodata: nil, encode: encode}, opts) when is_function(encode, 1), do: encode.(opts)
-  def encode(%{iodata: nil, encode: iodata}, _opts), do: iodata
-  def encode(%{iodata: iodata}, _opts), do: iodata
+  def encode(%{iodata: nil, encode: encode} = f, opts)
+      when is_function(encode, 1) and map_size(f) == 3,
+      do: encode.(opts)
+
+  def encode(%{iodata: nil, encode: iodata} = f, _opts)
+      when (is_binary(iodata) or is_list(iodata)) and map_size(f) == 3,
+      do: iodata
+
+  def encode(%{iodata: iodata} = f, _opts)
+      when (is_binary(iodata) or is_list(iodata)) and map_size(f) == 3,
+      do: iodata
+
+  def encode(fragment, _opts), do: raise(RustyJson.Encode.malformed(fragment))
 end
 
 defmodule RustyJson.Encoder.Derive do

@@ -89,5 +89,8 @@ defimpl Enumerable, for: RustyJson.OrderedObject do
 end
 
 defimpl RustyJson.Encoder, for: RustyJson.OrderedObject do
-  def encode(%{values: values}, opts), do: RustyJson.Encode.keyword(values, opts)
+  def encode(%{values: values} = object, opts) when is_list(values) and map_size(object) == 2,
+    do: RustyJson.Encode.keyword(values, opts)
+
+  def encode(object, _opts), do: raise(RustyJson.Encode.malformed(object))
 end

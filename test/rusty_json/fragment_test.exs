@@ -116,4 +116,24 @@ defmodule RustyJson.FragmentTest do
       assert RustyJson.encode!([Fragment.new(fn _ -> [?4, ["5"]] end)]) == "[45]"
     end
   end
+
+  test "a map that is not a fragment's shape raises ArgumentError naming it, wherever it is" do
+    for bad <- [
+          %{__struct__: RustyJson.Fragment, a: 1},
+          %{__struct__: RustyJson.Fragment, encode: fn _ -> "1" end},
+          %RustyJson.Fragment{iodata: 5},
+          %RustyJson.Fragment{encode: 5},
+          %RustyJson.Fragment{encode: nil, iodata: nil},
+          Map.put(RustyJson.Fragment.new("1"), :extra, 1)
+        ],
+        term <- [bad, [bad], %{"k" => bad}, [1, %{"k" => [bad]}]],
+        opts <- [[], [pretty: true], [sort_keys: true]] do
+      error = assert_raise ArgumentError, fn -> RustyJson.encode!(term, opts) end
+      assert error.message =~ "invalid RustyJson.Fragment"
+
+      assert_raise ArgumentError, ~r/invalid RustyJson.Fragment/, fn ->
+        RustyJson.encode(term, opts)
+      end
+    end
+  end
 end

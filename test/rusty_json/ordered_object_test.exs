@@ -44,4 +44,17 @@ defmodule RustyJson.OrderedObjectTest do
     assert Enum.map(obj, fn {k, v} -> {v, k} end) == [{1, :a}, {2, :b}]
     assert Enum.take(obj, 1) == [a: 1]
   end
+
+  test "an ordered object whose values are not a list raises ArgumentError naming it, wherever it is" do
+    for bad <- [
+          %RustyJson.OrderedObject{values: 5},
+          %{__struct__: RustyJson.OrderedObject},
+          %RustyJson.OrderedObject{values: %{a: 1}}
+        ],
+        term <- [bad, [bad], %{"k" => bad}],
+        opts <- [[], [pretty: true], [sort_keys: true]] do
+      error = assert_raise ArgumentError, fn -> RustyJson.encode!(term, opts) end
+      assert error.message =~ "invalid RustyJson.OrderedObject"
+    end
+  end
 end
