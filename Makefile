@@ -5,7 +5,7 @@ export PATH := $(HOME)/.cargo/bin:$(PATH)
 export LC_ALL := C.UTF-8
 export LANG := C.UTF-8
 
-.PHONY: demo test test-matrix test-arm64 test-armhf test-riscv64 test-foreign precompile deps build dialyzer bench bench-matrix bench-quick bench-streams bench-streams-matrix bench-pointer fuzz soak latency worst-case clean
+.PHONY: demo test test-matrix test-arm64 test-armhf test-riscv64 test-foreign precompile verify-artifacts deps build dialyzer bench bench-matrix bench-quick bench-streams bench-streams-matrix bench-pointer fuzz soak latency worst-case clean
 
 deps:
 	@scripts/install-deps
@@ -23,6 +23,8 @@ test: deps
 	# The macOS and Windows NIFs, cross-built as `make precompile` builds them, for the tests that inspect them
 	# (test/mix/cross_artifacts_test.exs): no VM here can load them.
 	scripts/precompile native/target/precompiled-desktop aarch64-apple-darwin x86_64-apple-darwin x86_64-pc-windows-gnu
+	# The archives do not depend on the folder they are built in (one target, built from two copies of the tree).
+	scripts/check-reproducible
 	RUSTYJSON_CROSS_ARTIFACTS=native/target/precompiled-desktop mix test
 	# Again with every fast path switched off (term layouts left to erl_nif): the fallbacks must give the same.
 	RUSTYJSON_CROSS_ARTIFACTS=native/target/precompiled-desktop RUSTYJSON_FAST_PATHS=off mix test
@@ -48,6 +50,11 @@ test-matrix: deps
 # next to mix.exs in the package (native/target/precompiled/; scripts/precompile).
 precompile: deps
 	scripts/precompile
+
+# Rebuilds every archive and compares each with a published checksum file: make verify-artifacts CHECKSUMS=FILE
+verify-artifacts: deps
+	@[ -n "$(CHECKSUMS)" ] || { echo "usage: make verify-artifacts CHECKSUMS=path/to/checksum-Elixir.RustyJson.Native.exs" >&2; exit 2; }
+	scripts/verify-artifacts "$(CHECKSUMS)"
 
 # Other architectures: the artifact cross-built, the core's tests under qemu, and a trixie root of that
 # architecture (no Rust) that installs the artifact and runs a subset of the suite under emulation (needs root;

@@ -66,11 +66,7 @@ pub fn copy<'a>(env: *mut ErlNifEnv, bytes: &[u8]) -> (ErlNifTerm, &'a [u8]) {
 
 /// `term` (a binary of `env` whose bytes erl_nif gave as `bytes`) if it is aligned, else an aligned copy: the
 /// term and the bytes to read.
-pub fn ensure(
-    env: *mut ErlNifEnv,
-    term: ErlNifTerm,
-    bytes: &[u8],
-) -> (ErlNifTerm, &[u8]) {
+pub fn ensure(env: *mut ErlNifEnv, term: ErlNifTerm, bytes: &[u8]) -> (ErlNifTerm, &[u8]) {
     if at_bit_offset(env, term, bytes.len()) {
         copy(env, bytes)
     } else {
