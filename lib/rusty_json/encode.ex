@@ -182,9 +182,10 @@ defmodule RustyJson.Encode do
 
     # `apply/3`: only derived implementations define `__template__/0`, and Elixir 1.20's type checker, which does
     # not follow the `function_exported?/3` guard, would flag the call on every other implementation module.
-    with true <- function_exported?(impl, :__template__, 0),
+    with true <- Native.templates?(),
+         true <- function_exported?(impl, :__template__, 0),
          {all_keys, fields, keys} <- apply(impl, :__template__, []),
-         :ok <- Native.register_template(module, all_keys, fields, keys),
+         :ok <- Native.register_template(module, impl, all_keys, fields, keys),
          # A map that is not the struct's shape stays with the protocol (the NIF would leave it again).
          true <-
            map_size(struct) == length(all_keys) and Enum.all?(fields, &is_map_key(struct, &1)) do

@@ -75,7 +75,13 @@ defimpl RustyJson.Encoder, for: Any do
             {all_keys, fields, keys} = __template__()
 
             try do
-              RustyJson.Native.register_template(unquote(module), all_keys, fields, keys)
+              RustyJson.Native.register_template(
+                unquote(module),
+                __MODULE__,
+                all_keys,
+                fields,
+                keys
+              )
             catch
               _, _ -> :ok
             end
@@ -84,10 +90,14 @@ defimpl RustyJson.Encoder, for: Any do
           :ok
         end
 
-        # The struct's own shape: one native encode from the template (registered on first use).
-        def encode(%{unquote_splicing(pattern)} = struct, opts)
-            when map_size(struct) == unquote(length(all_keys)),
-            do: RustyJson.Encode.value(struct, opts)
+        # The struct's own shape: one native encode from the template (registered on first use), where the NIF
+        # uses templates (`RustyJson.Native.templates?/0`); else the body below.
+        def encode(%{unquote_splicing(pattern)} = struct, unquote(opts_var))
+            when map_size(struct) == unquote(length(all_keys)) do
+          if RustyJson.Native.templates?(),
+            do: RustyJson.Encode.value(struct, unquote(opts_var)),
+            else: unquote(body)
+        end
 
         def encode(%{unquote_splicing(pattern)}, unquote(opts_var)), do: unquote(body)
       end

@@ -149,3 +149,10 @@ defmodule RustyJson.Test.BadIodata do
     def encode(%{value: value}, _opts), do: [value]
   end
 end
+
+defmodule RustyJson.Test.Reloaded do
+  @moduledoc false
+  # Only test/rusty_json/structs_reload_test.exs uses it: its implementation is replaced and deleted there.
+  @derive RustyJson.Encoder
+  defstruct a: 1, b: 2
+end

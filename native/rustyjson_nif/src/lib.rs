@@ -36,16 +36,18 @@ fn gzip<'a>(env: Env<'a>, input: Term<'a>, level: u32) -> rustler::NifResult<Ter
     gzip::gzip(env, input, level)
 }
 
-/// Registers a derived struct's template (`RustyJson.Encoder` derive): module, its keys, written fields and keys.
+/// Registers a derived struct's template (`RustyJson.Encoder` derive): module, the implementation module that
+/// made it, the struct's keys, written fields and keys.
 #[rustler::nif]
 fn register_template<'a>(
     env: Env<'a>,
     module: Term<'a>,
+    implementation: Term<'a>,
     all_keys: Term<'a>,
     fields: Term<'a>,
     keys: Term<'a>,
 ) -> Term<'a> {
-    encode::register_template(env, module, all_keys, fields, keys)
+    encode::register_template(env, module, implementation, all_keys, fields, keys)
 }
 
 /// `RustyJson.Formatter`: lays out a JSON binary with `indent`, `line`, `record` and `after_colon` (binaries), or

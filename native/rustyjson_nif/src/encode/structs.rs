@@ -68,7 +68,7 @@ impl<'o> Walker<'o> {
         if let Some((_, t)) = self.templates.iter().find(|(m, _)| *m == module) {
             return Some(t.clone());
         }
-        let found = template(module)?.for_walk(self.sort);
+        let found = template(self.env, module)?.for_walk(self.sort);
         self.templates.push((module, found.clone()));
         Some(found)
     }

@@ -1,10 +1,19 @@
 //! Derived structs' compiled templates: the global registry Elixir fills (`register_template`) and the walk reads.
+//!
+//! A template is used only while the implementation that registered it is the loaded one: its module's running
+//! code still exports `__template__/0` (`term::code`, asked once per module per walk). A custom `defimpl` loaded
+//! over a derived one, or the implementation deleted, makes the struct a hole that Elixir writes through the
+//! protocol; a derived implementation loaded again registers its own template when it loads (`@on_load`).
 
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 
-use rustler::sys::ErlNifTerm;
+use rustler::sys::{ErlNifEnv, ErlNifTerm};
 use rustler::{Encoder, Env, Term};
+
+use crate::term;
+
+rustler::atoms! { __template__ }
 
 /// A derived struct's compiled template: the fields it writes (in order), each one's key as written (`"name"`,
 /// escaped at compile time), its index among the struct's sorted keys (where a flat map holds its value), and the
@@ -17,6 +26,8 @@ pub struct Template {
     /// The same template with its fields in their keys' byte order (`sort_keys: true`), built once at
     /// registration so a sorted walk reads a template as any walk does. `None` in the sorted template itself.
     pub(super) sorted: Option<Arc<Template>>,
+    /// The implementation module that registered it (`RustyJson.Encoder.<Struct>`, an atom).
+    implementation: ErlNifTerm,
 }
 
 impl Template {
@@ -32,11 +43,12 @@ impl Template {
 /// Templates by module atom (atoms are never freed, so their terms are valid in any environment, forever).
 static TEMPLATES: RwLock<Option<HashMap<ErlNifTerm, Arc<Template>>>> = RwLock::new(None);
 
-/// Registers `module`'s template: `all_keys` the struct's keys as `Map.keys/1` lists them, `fields` the written
-/// fields in order, `keys` their written keys.
+/// Registers `module`'s template made by the implementation module `implementation`: `all_keys` the struct's keys
+/// as `Map.keys/1` lists them, `fields` the written fields in order, `keys` their written keys.
 pub fn register_template<'a>(
     env: Env<'a>,
     module: Term<'a>,
+    implementation: Term<'a>,
     all_keys: Term<'a>,
     fields: Term<'a>,
     keys: Term<'a>,
@@ -49,7 +61,11 @@ pub fn register_template<'a>(
     ) else {
         return badarg();
     };
-    if !module.is_atom() || fields.len() != keys.len() || fields.iter().any(|f| !f.is_atom()) {
+    if !module.is_atom()
+        || !implementation.is_atom()
+        || fields.len() != keys.len()
+        || fields.iter().any(|f| !f.is_atom())
+    {
         return badarg();
     }
     let index = fields
@@ -74,6 +90,7 @@ pub fn register_template<'a>(
         index: order.iter().map(|&i| index[i]).collect(),
         size: all.len(),
         sorted: None,
+        implementation: implementation.as_c_arg(),
     };
     let template = Template {
         fields,
@@ -81,6 +98,7 @@ pub fn register_template<'a>(
         index,
         size: all.len(),
         sorted: Some(Arc::new(sorted)),
+        implementation: implementation.as_c_arg(),
     };
     // (A poisoned lock still holds a consistent table: inserts are the only writes.)
     TEMPLATES
@@ -91,11 +109,22 @@ pub fn register_template<'a>(
     rustler::types::atom::ok().encode(env)
 }
 
-pub(super) fn template(module: ErlNifTerm) -> Option<Arc<Template>> {
-    TEMPLATES
+/// `module`'s template, if one is registered and the implementation that registered it is the loaded one.
+pub(super) fn template(env: *mut ErlNifEnv, module: ErlNifTerm) -> Option<Arc<Template>> {
+    let template = TEMPLATES
         .read()
         .unwrap_or_else(|e| e.into_inner())
         .as_ref()?
         .get(&module)
-        .cloned()
+        .cloned()?;
+    current(env, &template).then_some(template)
+}
+
+/// Whether `template`'s implementation is loaded: its running code exports `__template__/0` (a custom
+/// implementation does not; a deleted module exports nothing). False where the VM cannot be asked.
+fn current(env: *mut ErlNifEnv, template: &Template) -> bool {
+    let Some(code) = &term::layout(env).code else {
+        return false;
+    };
+    code.exported(template.implementation, __template__().as_c_arg(), 0) == Some(true)
 }

@@ -1,0 +1,125 @@
+defmodule RustyJson.StructsReloadTest do
+  # A derived struct's template is used only while the implementation that registered it is the loaded one: a
+  # custom `defimpl` loaded over it (IEx, a code reloader, a hot upgrade), the implementation deleted, or derived
+  # again with other fields, and encode writes what the loaded implementation says, at the top, nested, compact
+  # and pretty, sorted or not (`code_checks`; where it is off, derived structs go through the protocol).
+  #
+  # Not async: it replaces a module other tests could see (RustyJson.Test.Reloaded is used only here).
+  use ExUnit.Case, async: false
+
+  alias RustyJson.Test.Reloaded
+
+  @impl_module RustyJson.Encoder.RustyJson.Test.Reloaded
+
+  setup do
+    on_exit(fn ->
+      # The derived implementation back from its beam file (its @on_load registers its template again).
+      :code.purge(@impl_module)
+      :code.delete(@impl_module)
+      :code.purge(@impl_module)
+      {:module, _} = :code.ensure_loaded(@impl_module)
+    end)
+  end
+
+  defp quietly(fun), do: ExUnit.CaptureIO.capture_io(:stderr, fun)
+
+  defp shapes(value) do
+    [
+      RustyJson.encode!(value),
+      RustyJson.encode!([value, value]),
+      RustyJson.encode!(%{"k" => [1, value]}, sort_keys: true),
+      RustyJson.encode!([value], pretty: true),
+      RustyJson.encode!(%{"k" => value}, maps: :strict)
+    ]
+  end
+
+  defp expected(json) do
+    [
+      json,
+      "[#{json},#{json}]",
+      ~s({"k":[1,#{json}]}),
+      RustyJson.Formatter.pretty_print("[#{json}]"),
+      ~s({"k":#{json}})
+    ]
+  end
+
+  test "a custom implementation loaded over a derived one is what encodes, at every place" do
+    value = %Reloaded{a: 1, b: "x"}
+    assert shapes(value) == expected(~s({"a":1,"b":"x"}))
+
+    quietly(fn ->
+      Code.eval_string("""
+      defimpl RustyJson.Encoder, for: RustyJson.Test.Reloaded do
+        def encode(%{b: b}, _opts), do: [?", "custom ", b, ?"]
+      end
+      """)
+    end)
+
+    assert IO.iodata_to_binary(RustyJson.Encoder.encode(value, [])) == ~s("custom x")
+    assert shapes(value) == expected(~s("custom x"))
+  end
+
+  test "derived again with other fields: the new fields, not the old template's" do
+    quietly(fn ->
+      Code.eval_string("""
+      require Protocol
+      Protocol.derive(RustyJson.Encoder, RustyJson.Test.Reloaded, only: [:b])
+      """)
+    end)
+
+    assert shapes(%Reloaded{a: 1, b: 2}) == expected(~s({"b":2}))
+
+    quietly(fn ->
+      Code.eval_string("""
+      defimpl RustyJson.Encoder, for: RustyJson.Test.Reloaded do
+        def encode(_value, _opts), do: "7"
+      end
+      """)
+    end)
+
+    assert shapes(%Reloaded{}) == expected("7")
+
+    quietly(fn ->
+      Code.eval_string("""
+      require Protocol
+      Protocol.derive(RustyJson.Encoder, RustyJson.Test.Reloaded, except: [:b])
+      """)
+    end)
+
+    assert shapes(%Reloaded{}) == expected(~s({"a":1}))
+  end
+
+  test "an implementation deleted and purged is not written from its template" do
+    # A struct whose derived implementation exists only in memory (none on disk to load again).
+    quietly(fn ->
+      Code.eval_string("""
+      defmodule RustyJson.Test.InMemoryOnly do
+        @derive RustyJson.Encoder
+        defstruct [:a]
+      end
+      """)
+    end)
+
+    value = struct(RustyJson.Test.InMemoryOnly, a: 1)
+    impl = RustyJson.Encoder.RustyJson.Test.InMemoryOnly
+    {_, before} = RustyJson.encode([value])
+
+    :code.purge(impl)
+    :code.delete(impl)
+    :code.purge(impl)
+    refute :erlang.module_loaded(impl)
+
+    # No implementation is loaded: the protocol's answer (an error), whatever it was before (with consolidated
+    # protocols, a struct defined at run time dispatches to Any even while its derived module is loaded).
+    assert {:error, %Protocol.UndefinedError{}} = RustyJson.encode([value])
+    assert {:error, %Protocol.UndefinedError{}} = RustyJson.encode(%{"k" => value}, pretty: true)
+    assert before == ~s([{"a":1}]) or match?(%Protocol.UndefinedError{}, before)
+  end
+
+  test "the VM's export lookup is on where the fast paths are (off: derived structs through the protocol)" do
+    on? = System.get_env("RUSTYJSON_FAST_PATHS") != "off"
+    assert RustyJson.Native.info().fast_paths.code_checks == on?
+    assert RustyJson.Native.templates?() == on?
+    assert RustyJson.encode!(%Reloaded{}) == ~s({"a":1,"b":2})
+  end
+end
