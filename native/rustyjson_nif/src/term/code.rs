@@ -35,7 +35,7 @@ impl CodeChecks {
     pub unsafe fn learn(env: *mut ErlNifEnv) -> Option<CodeChecks> {
         let find = libc::dlsym(libc::RTLD_DEFAULT, c"erts_find_function".as_ptr());
         let active = libc::dlsym(libc::RTLD_DEFAULT, c"the_active_code_index".as_ptr());
-        if find.is_null() || active.is_null() || active as usize % 4 != 0 {
+        if find.is_null() || active.is_null() || !(active as usize).is_multiple_of(4) {
             return None;
         }
         let checks = CodeChecks {
