@@ -107,6 +107,12 @@ defmodule RustyJson do
     * `:objects` - `:maps` (default) or `:ordered_objects` (`%RustyJson.OrderedObject{}`).
 
   Limits for untrusted input (RustyJson's own, besides Jason's digit limit):
+    * `:max_bytes` - an input of more bytes is a `RustyJson.DecodeError` (its message names the limit, its
+      `limit` field holds it), found before iodata is flattened or anything is decoded. A positive integer, or
+      `:infinity`, `nil` or `0` for none (0 as RustyJson 0.3 takes it).
+    * `:validate_strings` - `true` (default). `false` (RustyJson 0.3's option, for trusted input) takes strings'
+      bytes as they are, without checking they are UTF-8: faster, and a string may then hold bytes that are not
+      UTF-8 (escapes are still checked; keys that are not UTF-8 still cannot become atoms).
     * `:duplicate_keys` - `:first` (default, Jason's: the first of repeated keys wins), `:last`, or `:error`: a
       repeated key is a `RustyJson.DecodeError` at its opening quote whose token is the key as written (keys are
       compared as decoded, or as `keys: fun`'s results; the first object to close with a repeat is reported).
@@ -141,11 +147,13 @@ defmodule RustyJson do
   end
 
   def decode(input, opts) do
-    input = to_binary(input)
+    with :ok <- RustyJson.DecodeOptions.check_size(input, opts) do
+      input = to_binary(input)
 
-    case run_with(input, opts) do
-      {:error, reason} -> {:error, decode_exception(reason, input)}
-      term -> {:ok, term}
+      case run_with(input, opts) do
+        {:error, reason} -> {:error, decode_exception(reason, input)}
+        term -> {:ok, term}
+      end
     end
   end
 
@@ -171,6 +179,7 @@ defmodule RustyJson do
   end
 
   def decode!(input, opts) do
+    with {:error, error} <- RustyJson.DecodeOptions.check_size(input, opts), do: raise(error)
     input = to_binary(input)
 
     case run_with(input, opts) do

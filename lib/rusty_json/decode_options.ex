@@ -14,6 +14,7 @@ defmodule RustyJson.DecodeOptions do
   @decimals 1 <<< 5
   @duplicates %{first: 0, last: 1 <<< 6, error: 1 <<< 7}
   @key_positions 1 <<< 8
+  @raw_strings 1 <<< 9
   @form "; expected a keyword list or a map of options"
 
   # Jason's default; `config :rusty_json, decoding_integer_digit_limit: n` changes it (read when RustyJson is
@@ -77,7 +78,8 @@ defmodule RustyJson.DecodeOptions do
     duplicate_bits = duplicates(duplicates)
 
     flags =
-      strings(Map.get(opts, :strings, :reference)) ||| floats(Map.get(opts, :floats, :native))
+      strings(Map.get(opts, :strings, :reference)) ||| floats(Map.get(opts, :floats, :native)) |||
+        validate_strings(Map.get(opts, :validate_strings, true))
 
     limits = {
       digit_limit(Map.get(opts, :decoding_integer_digit_limit, @digit_limit)),
@@ -151,6 +153,53 @@ defmodule RustyJson.DecodeOptions do
   defp objects(:maps), do: false
   defp objects(:ordered_objects), do: true
   defp objects(other), do: invalid(:objects, other, ":maps or :ordered_objects")
+
+  # RustyJson 0.3's `validate_strings: false`: strings' bytes taken as they are (trusted input).
+  defp validate_strings(true), do: 0
+  defp validate_strings(false), do: @raw_strings
+  defp validate_strings(other), do: invalid(:validate_strings, other, "a boolean")
+
+  @doc """
+  The `max_bytes:` limit in decode options (RustyJson 0.3's): nil when none (absent, nil, `:infinity`, or 0 as
+  0.3 took it), else the most bytes an input may have. Raises `ArgumentError` for another value.
+  """
+  @spec max_bytes(keyword() | map()) :: pos_integer() | nil
+  def max_bytes(opts) when is_map(opts), do: max_bytes!(Map.get(opts, :max_bytes))
+  def max_bytes(opts) when is_list(opts), do: max_bytes!(last_max_bytes(opts, nil))
+  def max_bytes(_opts), do: nil
+
+  # The last `max_bytes:` of a keyword list (the last value of an option wins, as `parse/1`'s map).
+  defp last_max_bytes([{:max_bytes, value} | rest], _found), do: last_max_bytes(rest, value)
+  defp last_max_bytes([_ | rest], found), do: last_max_bytes(rest, found)
+  defp last_max_bytes(_end, found), do: found
+
+  defp max_bytes!(none) when none in [nil, :infinity, 0], do: nil
+  defp max_bytes!(n) when is_integer(n) and n > 0, do: n
+
+  defp max_bytes!(other),
+    do: invalid(:max_bytes, other, "a positive integer, 0 or :infinity (no limit)")
+
+  @doc """
+  `:ok`, or the `RustyJson.DecodeError` for `input` (a binary or iodata, measured without being flattened)
+  longer than the `max_bytes:` of `opts`.
+  """
+  @spec check_size(iodata(), keyword() | map()) :: :ok | {:error, RustyJson.DecodeError.t()}
+  def check_size(input, opts) do
+    case max_bytes(opts) do
+      nil -> :ok
+      limit -> within(input, limit)
+    end
+  end
+
+  defp within(input, limit) when is_binary(input) and byte_size(input) <= limit, do: :ok
+
+  defp within(input, limit) when is_list(input) do
+    if IO.iodata_length(input) <= limit, do: :ok, else: over(limit)
+  end
+
+  defp within(_input, limit), do: over(limit)
+
+  defp over(limit), do: {:error, %RustyJson.DecodeError{position: limit, data: nil, limit: limit}}
 
   defp floats(:native), do: 0
 

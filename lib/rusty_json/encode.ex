@@ -161,7 +161,16 @@ defmodule RustyJson.Encode do
     {iodata, registered}
   end
 
-  defp hole(%module{} = struct, registered, opts) do
+  # `protocol: false`: the NIF leaves MapSet, Range and URI (RustyJson 0.3's forms).
+  defp hole(%_{} = struct, registered, opts) when is_tuple(opts) and tuple_size(opts) >= 4 do
+    if EncodeOptions.structs_as_maps?(opts),
+      do: {value(RustyJson.Plain.term(struct), opts), registered},
+      else: protocol_hole(struct, registered, opts)
+  end
+
+  defp hole(struct, registered, opts), do: protocol_hole(struct, registered, opts)
+
+  defp protocol_hole(%module{} = struct, registered, opts) do
     case registered do
       # Registered a moment ago: the NIF writes it (a struct of another shape went the protocol's way).
       %{^module => size} when map_size(struct) == size ->
@@ -270,6 +279,11 @@ defmodule RustyJson.Encode do
   end
 
   defp resolve([head | tail], opts), do: [resolve(head, opts) | resolve_tail(tail, opts)]
+
+  defp resolve(tuple, opts) when is_tuple(tuple) do
+    if EncodeOptions.tuples?(opts), do: resolve(Tuple.to_list(tuple), opts), else: tuple
+  end
+
   defp resolve(other, _opts), do: other
 
   defp resolve_tail(list, opts) when is_list(list), do: resolve(list, opts)
@@ -327,8 +341,15 @@ defmodule RustyJson.Encode do
   defp resolve_struct(%module{} = decimal, _opts) when module == Decimal,
     do: fragment([?", apply(module, :to_string, [decimal, :normal]), ?"])
 
-  # A derived struct stays a struct (the NIF writes it from its template) with its written fields resolved.
+  # A derived struct stays a struct (the NIF writes it from its template) with its written fields resolved;
+  # under `protocol: false` every other struct is a plain term (RustyJson 0.3's way).
   defp resolve_struct(struct, opts) do
+    if EncodeOptions.structs_as_maps?(opts),
+      do: resolve(RustyJson.Plain.term(struct), opts),
+      else: resolve_protocol_struct(struct, opts)
+  end
+
+  defp resolve_protocol_struct(struct, opts) do
     case register(struct) do
       {:ok, fields} ->
         Enum.reduce(fields, struct, fn field, acc ->

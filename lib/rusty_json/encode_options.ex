@@ -7,18 +7,37 @@ defmodule RustyJson.EncodeOptions do
   # before: `sort_keys: true` makes it `{escape, strict?, pretty, true}`, and `compress:` adds a fifth element
   # `{:gzip, level}` that `RustyJson.Encode.run/2` takes off before the NIF call (it compresses the final output).
 
+  #
+  # The fourth element is `true` for `sort_keys: true` alone (what it always was), or an integer of flags when
+  # RustyJson 0.3's ways are asked for: `protocol: false` (structs written as maps of their fields, never through
+  # `RustyJson.Encoder`; tuples as arrays) or `config :rusty_json, tuples_and_uris: true` (tuples as arrays by
+  # default).
+
   @type pretty :: nil | {binary(), binary(), binary()}
   @type compression :: {:gzip, 0..9}
+  @type flags :: boolean() | non_neg_integer()
   @type t ::
           {atom(), boolean(), pretty()}
-          | {atom(), boolean(), pretty(), boolean()}
-          | {atom(), boolean(), pretty(), boolean(), compression()}
+          | {atom(), boolean(), pretty(), flags()}
+          | {atom(), boolean(), pretty(), flags(), compression()}
+
+  import Bitwise
+
+  # The flags' bits (`native/rustyjson_nif/src/encode/options.rs` reads the same).
+  @sort 1
+  @structs_as_maps 2
+  @tuples 4
+  @all_flags @sort ||| @structs_as_maps ||| @tuples
+
+  # RustyJson 0.3 wrote tuples as arrays and URIs as strings without being asked; Jason raises for both, and so
+  # does RustyJson unless this is set (read at compile time: a call without options stays a constant).
+  @tuples_and_uris Application.compile_env(:rusty_json, :tuples_and_uris, false)
 
   @escapes [:json, :javascript_safe, :html_safe, :unicode_safe]
   # Jason keeps Poison's spellings too.
   @escape_aliases %{javascript: :javascript_safe, unicode: :unicode_safe}
 
-  @default {:json, false, nil}
+  @default if @tuples_and_uris, do: {:json, false, nil, @tuples}, else: {:json, false, nil}
   @form "; expected a keyword list or a map of options"
   @pretty_keys "expected :indent, :line_separator, :after_colon or :record_separator with iodata"
 
@@ -39,14 +58,31 @@ defmodule RustyJson.EncodeOptions do
 
   def new(opts) when is_list(opts) do
     Enum.reduce(opts, @default, fn
-      {:escape, escape}, acc -> put_elem(acc, 0, escape!(escape))
-      {:maps, maps}, acc -> put_elem(acc, 1, maps!(maps))
-      {:pretty, pretty}, acc -> put_elem(acc, 2, pretty!(pretty))
-      {:sort_keys, sort}, acc -> sort_keys(acc, sort_keys!(sort))
-      {:compress, compress}, acc -> compress(acc, compress!(compress))
-      # Jason ignores options it does not know (callers such as Phoenix pass their own).
-      {_key, _value}, acc -> acc
-      other, _acc -> raise ArgumentError, "invalid encode option: #{inspect(other)}" <> @form
+      {:escape, escape}, acc ->
+        put_elem(acc, 0, escape!(escape))
+
+      {:maps, maps}, acc ->
+        put_elem(acc, 1, maps!(maps))
+
+      {:pretty, pretty}, acc ->
+        put_elem(acc, 2, pretty!(pretty))
+
+      {:sort_keys, sort}, acc ->
+        set(acc, @sort, sort_keys!(sort))
+
+      {:protocol, protocol}, acc ->
+        set(acc, @structs_as_maps ||| @tuples, not protocol!(protocol))
+
+      {:compress, compress}, acc ->
+        compress(acc, compress!(compress))
+
+      # Jason ignores options it does not know (callers such as Phoenix pass their own), and RustyJson 0.3's
+      # `lean:` and `dirty_threshold:` change nothing here.
+      {_key, _value}, acc ->
+        acc
+
+      other, _acc ->
+        raise ArgumentError, "invalid encode option: #{inspect(other)}" <> @form
     end)
   end
 
@@ -58,13 +94,16 @@ defmodule RustyJson.EncodeOptions do
   defp compact?({escape, strict, pretty}),
     do: escape in @escapes and is_boolean(strict) and layout?(pretty)
 
-  defp compact?({escape, strict, pretty, sort}),
-    do: compact?({escape, strict, pretty}) and is_boolean(sort)
+  defp compact?({escape, strict, pretty, flags}),
+    do: compact?({escape, strict, pretty}) and flags?(flags)
 
   defp compact?({escape, strict, pretty, sort, {:gzip, level}}) when level in 0..9,
     do: compact?({escape, strict, pretty, sort})
 
   defp compact?(_other), do: false
+
+  defp flags?(flags) when is_boolean(flags), do: true
+  defp flags?(flags), do: is_integer(flags) and flags >= 0 and (flags &&& bnot(@all_flags)) == 0
 
   defp layout?(nil), do: true
 
@@ -84,15 +123,52 @@ defmodule RustyJson.EncodeOptions do
 
   @doc "Whether the options ask for object keys in byte order (`sort_keys: true`)."
   @spec sort_keys?(t() | keyword() | map()) :: boolean()
-  def sort_keys?(opts) when tuple_size(opts) >= 4, do: elem(opts, 3)
-  # An implementation called directly with options as `encode/2` takes them.
-  def sort_keys?(opts) when is_list(opts) or is_map(opts), do: sort_keys?(new(opts))
-  def sort_keys?(_opts), do: false
+  def sort_keys?(opts), do: flag?(opts, @sort)
 
-  # `sort_keys: false` leaves a tuple without the flag as it is (the NIF then reads what it always read).
-  defp sort_keys({_, _, _} = acc, false), do: acc
-  defp sort_keys({escape, strict, pretty}, true), do: {escape, strict, pretty, true}
-  defp sort_keys(acc, sort), do: put_elem(acc, 3, sort)
+  @doc "Whether the options ask for structs to be written as maps, never through the protocol (`protocol: false`)."
+  @spec structs_as_maps?(t() | keyword() | map()) :: boolean()
+  def structs_as_maps?(opts), do: flag?(opts, @structs_as_maps)
+
+  @doc "Whether tuples are written as arrays (`protocol: false`, or `config :rusty_json, tuples_and_uris: true`)."
+  @spec tuples?(t() | keyword() | map()) :: boolean()
+  def tuples?(opts), do: flag?(opts, @tuples)
+
+  defp flag?(opts, bit) when tuple_size(opts) >= 4, do: (flags(elem(opts, 3)) &&& bit) != 0
+  # An implementation called directly with options as `encode/2` takes them.
+  defp flag?(opts, bit) when is_list(opts) or is_map(opts), do: flag?(new(opts), bit)
+  defp flag?(_opts, _bit), do: false
+
+  defp flags(true), do: @sort
+  defp flags(false), do: 0
+  defp flags(flags), do: flags
+
+  # Sets or clears `bit` in the fourth element: `true` for the sort flag alone, as it always was (the NIF then
+  # reads what it always read), and no fourth element at all when nothing is set and nothing follows.
+  defp set(acc, bit, on?) do
+    current = if tuple_size(acc) >= 4, do: flags(elem(acc, 3)), else: 0
+    flags = if on?, do: current ||| bit, else: current &&& bnot(bit)
+
+    value =
+      case flags do
+        @sort -> true
+        0 -> false
+        flags -> flags
+      end
+
+    case {acc, value} do
+      {{_, _, _}, false} -> acc
+      {{escape, strict, pretty}, value} -> {escape, strict, pretty, value}
+      {{escape, strict, pretty, _}, false} -> {escape, strict, pretty}
+      _ -> put_elem(acc, 3, value)
+    end
+  end
+
+  defp protocol!(protocol) when is_boolean(protocol), do: protocol
+
+  defp protocol!(other) do
+    raise ArgumentError,
+          "invalid value for the :protocol option: #{inspect(other)}; expected a boolean"
+  end
 
   defp sort_keys!(sort) when is_boolean(sort), do: sort
 
@@ -144,6 +220,9 @@ defmodule RustyJson.EncodeOptions do
   defp pretty!(false), do: nil
   defp pretty!(nil), do: nil
   defp pretty!(true), do: {"  ", "\n", " "}
+  # RustyJson 0.3's forms: the indent alone, as a number of spaces or a string.
+  defp pretty!(spaces) when is_integer(spaces) and spaces >= 0, do: {indent(spaces), "\n", " "}
+  defp pretty!(indent) when is_binary(indent), do: {indent, "\n", " "}
 
   defp pretty!(opts) when is_list(opts) do
     Enum.reduce(opts, {"  ", "\n", " "}, fn
@@ -168,9 +247,17 @@ defmodule RustyJson.EncodeOptions do
 
   defp pretty!(other) do
     raise ArgumentError,
-          "invalid value for the :pretty option: #{inspect(other)}; expected a boolean or a keyword " <>
-            "list with :indent, :line_separator, :after_colon, :record_separator"
+          "invalid value for the :pretty option: #{inspect(other)}; expected a boolean, an indent (a " <>
+            "number of spaces or a string) or a keyword list with :indent, :line_separator, :after_colon, " <>
+            ":record_separator"
   end
+
+  @doc false
+  # An indent given as a number of spaces (RustyJson 0.3's `pretty: 4`, `indent: 4`).
+  @spec indent(non_neg_integer()) :: binary()
+  def indent(spaces), do: :binary.copy(" ", spaces)
+
+  defp layout!(:indent, spaces) when is_integer(spaces) and spaces >= 0, do: indent(spaces)
 
   defp layout!(key, value) do
     IO.iodata_to_binary(value)

@@ -141,6 +141,18 @@ defimpl RustyJson.Encoder, for: BitString do
   end
 end
 
+# RustyJson 0.3 wrote tuples as arrays and URIs as their strings without being asked: with
+# `config :rusty_json, tuples_and_uris: true` (read at compile time) so does RustyJson. (Jason raises for both.)
+if Application.compile_env(:rusty_json, :tuples_and_uris, false) do
+  defimpl RustyJson.Encoder, for: Tuple do
+    def encode(tuple, opts), do: RustyJson.Encode.list(Tuple.to_list(tuple), opts)
+  end
+
+  defimpl RustyJson.Encoder, for: URI do
+    def encode(uri, opts), do: RustyJson.Encode.string(URI.to_string(uri), opts)
+  end
+end
+
 defimpl RustyJson.Encoder, for: [Date, Time, NaiveDateTime, DateTime] do
   def encode(value, _opts), do: [?", @for.to_iso8601(value), ?"]
 end

@@ -38,17 +38,26 @@ defmodule RustyJson.DecodeError do
   `position` is then the absolute byte offset in the stream, `line` its line (1-based, counting `\n`), `data` the
   item (the bytes of the failing value, or the offending byte, or `""` at the end of the stream) and `offset` where
   `data` starts in the stream. The message names the line: `unexpected byte at position 27 (line 3): 0x7D ("}")`.
+
+  An input longer than a `max_bytes:` limit (RustyJson 0.3's option) is an error with `limit` set, `position` the
+  first byte past it and `data` nil (the input is not flattened to be reported):
+  `input longer than the max_bytes limit of 6 bytes`.
   """
   @type t :: %__MODULE__{
           position: non_neg_integer(),
           token: String.t() | nil,
-          data: String.t(),
+          data: String.t() | nil,
           line: pos_integer() | nil,
-          offset: non_neg_integer() | nil
+          offset: non_neg_integer() | nil,
+          limit: pos_integer() | nil
         }
-  defexception [:position, :token, :data, line: nil, offset: nil]
+  defexception [:position, :token, :data, line: nil, offset: nil, limit: nil]
 
   @impl true
+  def message(%{limit: limit}) when is_integer(limit) do
+    "input longer than the max_bytes limit of #{limit} bytes"
+  end
+
   def message(%{token: token} = error) when is_binary(token) do
     "unexpected sequence at #{where(error)}: #{inspect(token)}"
   end

@@ -10,11 +10,11 @@ defmodule RustyJson.Formatter do
   alias RustyJson.Native
 
   @typedoc """
-  `:indent` (default `"  "`), `:line_separator` (`"\\n"`), `:record_separator` (defaults to the line separator)
-  and `:after_colon` (`" "`), each iodata.
+  `:indent` (default `"  "`; iodata, or a number of spaces as RustyJson 0.3 takes it), `:line_separator`
+  (`"\\n"`), `:record_separator` (defaults to the line separator) and `:after_colon` (`" "`), each iodata.
   """
   @type opts :: [
-          indent: iodata(),
+          indent: iodata() | non_neg_integer(),
           line_separator: iodata(),
           record_separator: iodata(),
           after_colon: iodata()
@@ -78,6 +78,11 @@ defmodule RustyJson.Formatter do
       do: :dirty,
       else: Native.format(input, indent, line, record, colon)
   end
+
+  # RustyJson 0.3's `indent: 4`: a number of spaces.
+  defp parse_opts([{:indent, spaces} | opts], _indent, line, record, colon)
+       when is_integer(spaces) and spaces >= 0,
+       do: parse_opts(opts, RustyJson.EncodeOptions.indent(spaces), line, record, colon)
 
   defp parse_opts([{option, value} | opts], indent, line, record, colon) do
     value = IO.iodata_to_binary(value)

@@ -26,4 +26,22 @@ defmodule RustyJson.Fragment do
 
   def new(iodata) when is_binary(iodata) or is_list(iodata),
     do: %__MODULE__{encode: fn _opts -> iodata end, iodata: iodata}
+
+  @doc """
+  Wraps already-encoded JSON after checking it (as RustyJson 0.3 does): iodata that is not one valid JSON
+  document raises `RustyJson.DecodeError` with the position `RustyJson.decode/1` reports. The check builds no
+  term (the document is walked as `RustyJson.get/3` walks it).
+
+      iex> RustyJson.encode!([RustyJson.Fragment.new!(~s({"a": 1}))])
+      ~s([{"a": 1}])
+      iex> RustyJson.Fragment.new!(~s({"a": }))
+      ** (RustyJson.DecodeError) unexpected byte at position 6: 0x7D ("}")
+  """
+  @spec new!(iodata()) :: t()
+  def new!(iodata) when is_binary(iodata) or is_list(iodata) do
+    case RustyJson.Get.validate(IO.iodata_to_binary(iodata)) do
+      :ok -> new(iodata)
+      {:error, error} -> raise error
+    end
+  end
 end

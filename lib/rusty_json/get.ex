@@ -12,6 +12,13 @@ defmodule RustyJson.Get do
   def run(input, pointers, opts) do
     {default, opts} = take_default(opts)
     parsed = RustyJson.DecodeOptions.parse(opts)
+
+    with :ok <- RustyJson.DecodeOptions.check_size(input, opts) do
+      run(input, pointers, parsed, default)
+    end
+  end
+
+  defp run(input, pointers, parsed, default) do
     input = if is_binary(input), do: aligned(input), else: IO.iodata_to_binary(input)
     many? = is_list(pointers)
     pointers = if many?, do: pointers, else: [pointers]
@@ -21,6 +28,15 @@ defmodule RustyJson.Get do
          {:ok, values} <- values(Enum.zip(pointers, spans), input, parsed, default, []) do
       if many?, do: {:ok, values}, else: {:ok, hd(values)}
     end
+  end
+
+  @doc false
+  # Whether `input` is one valid JSON document: the walk with no pointer (nothing is built). `RustyJson.Fragment.new!/1`.
+  @spec validate(binary()) :: :ok | {:error, DecodeError.t()}
+  def validate(input) do
+    parsed = RustyJson.DecodeOptions.parse([])
+
+    with {:ok, []} <- locate(aligned(input), [], parsed), do: :ok
   end
 
   defp locate(input, tokens, {native, _fun, ordered?, duplicates} = _parsed) do

@@ -94,10 +94,20 @@ defmodule RustyJson.EncodeApiTest do
       end
 
       assert_raise ArgumentError, ~r/:maps option/, fn -> RustyJson.encode(1, maps: :lax) end
-      assert_raise ArgumentError, ~r/:pretty option/, fn -> RustyJson.encode(1, pretty: 3) end
+      # (A number of spaces or a string is an indent, as RustyJson 0.3 takes them.)
+      assert_raise ArgumentError, ~r/:pretty option/, fn -> RustyJson.encode(1, pretty: -1) end
+      assert_raise ArgumentError, ~r/:pretty option/, fn -> RustyJson.encode(1, pretty: :yes) end
 
       assert_raise ArgumentError, ~r/pretty option/, fn ->
-        RustyJson.encode(1, pretty: [indent: 1])
+        RustyJson.encode(1, pretty: [indent: -1])
+      end
+
+      assert_raise ArgumentError, ~r/pretty option/, fn ->
+        RustyJson.encode(1, pretty: [indent: :tab])
+      end
+
+      assert_raise ArgumentError, ~r/:protocol option/, fn ->
+        RustyJson.encode(1, protocol: :no)
       end
     end
 

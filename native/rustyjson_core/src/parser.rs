@@ -21,6 +21,9 @@ pub struct Limits {
     /// Whether an object with a repeated key is an error ([`ParseError::DuplicateKey`]); the builder says which
     /// keys are equal ([`Builder::first_duplicate`]).
     pub duplicate_keys_error: bool,
+    /// Whether strings' raw bytes must be UTF-8 (the default). Off (`validate_strings: false`, trusted input),
+    /// their bytes are taken as they are; escapes are still checked (a lone surrogate is still an error).
+    pub validate_utf8: bool,
 }
 
 impl Default for Limits {
@@ -29,6 +32,7 @@ impl Default for Limits {
             max_depth: usize::MAX,
             integer_bytes: MAX_INTEGER_TOKEN,
             duplicate_keys_error: false,
+            validate_utf8: true,
         }
     }
 }
@@ -241,6 +245,8 @@ struct Parser<'a> {
     refused: Option<RefusedKey>,
     /// The parse continues with an object key (it paused before a long one), not a value.
     at_key: bool,
+    /// [`Limits::validate_utf8`].
+    validate_utf8: bool,
 }
 
 /// A key the builder refused: its bytes in the input (quotes excluded) and its index on the key stack.
@@ -267,6 +273,7 @@ impl<'a> Parser<'a> {
             defers: false,
             refused: None,
             at_key: false,
+            validate_utf8: limits.validate_utf8,
         }
     }
 }

@@ -229,6 +229,7 @@ impl Builder for Tree {
             // RustyJson writes integers of any size; Jason's limit on reading them does not apply to writing.
             integer_bytes: usize::MAX,
             duplicate_keys_error: self.options.strict,
+            ..Limits::default()
         }
     }
 

@@ -3,7 +3,8 @@
 //! Options arrive as one small integer (see `RustyJson.DecodeOptions`): bits 0-2 the key mode, bit 3
 //! `strings: :copy`, bit 4 `objects: :ordered_objects`, bit 5 `floats: :decimals`, bit 6
 //! `duplicate_keys: :last`, bit 7 `duplicate_keys: :error`, bit 8 ordered pairs with their key's position
-//! (`{key, value, position}`, for `keys: fun` with `duplicate_keys: :error`, checked in Elixir). With a limit set
+//! (`{key, value, position}`, for `keys: fun` with `duplicate_keys: :error`, checked in Elixir), bit 9
+//! `validate_strings: false` (no UTF-8 check of strings' bytes). With a limit set
 //! they come as `{flags, integer_digit_limit, max_depth}` (`max_depth` an integer or `:infinity`).
 //!
 //! - `builder`: the parser's `Builder` for terms (strings, keys, numbers, arrays), and its per-call set-up.
@@ -62,6 +63,8 @@ pub(crate) const FLOAT_DECIMALS: u32 = 1 << 5;
 const DUPLICATES_LAST: u32 = 1 << 6;
 const DUPLICATES_ERROR: u32 = 1 << 7;
 const KEY_POSITIONS: u32 = 1 << 8;
+/// `validate_strings: false`: strings' bytes are not checked for UTF-8 (trusted input).
+pub(crate) const RAW_STRINGS: u32 = 1 << 9;
 
 /// Documents from this many bytes decode `keys: :strings` with the key cache of `keys: :intern`: the same keys
 /// (equal binaries, a repeated key made once per call and same-shaped objects sharing a keys tuple). Measured on

@@ -17,7 +17,7 @@ use rustyjson_core::parser::ParseError;
 
 use crate::aligned::{self, Anchor};
 use crate::continuation;
-use crate::decode::{flags_and_limits, FLOAT_DECIMALS};
+use crate::decode::{flags_and_limits, FLOAT_DECIMALS, RAW_STRINGS};
 
 rustler::atoms! { ok, error, first, last, badarg }
 
@@ -86,7 +86,8 @@ fn tokens(pointers: Term) -> Option<Vec<Vec<Vec<u8>>>> {
 
 /// The walk's options from the decoder's.
 fn options(opts: Term, duplicates: Term) -> Option<LocateOptions> {
-    let (flags, limits) = flags_and_limits(opts)?;
+    let (flags, mut limits) = flags_and_limits(opts)?;
+    limits.validate_utf8 = flags & RAW_STRINGS == 0;
     let duplicates = match duplicates.decode::<rustler::Atom>().ok()? {
         d if d == first() => Duplicates::First,
         d if d == last() => Duplicates::Last,

@@ -50,6 +50,9 @@ impl Parser<'_> {
     /// scan's end is no error: the string is long, and is scanned whole later.
     #[inline]
     fn validate_run(&self, quote: usize, start: usize, end: usize) -> Result<(), ParseError> {
+        if !self.validate_utf8 {
+            return Ok(());
+        }
         validate_utf8(self.input, start, end).map_err(|e| {
             if self.cut_at(end) {
                 ParseError::LongToken(quote)
@@ -190,6 +193,9 @@ impl Parser<'_> {
     /// not UTF-8: that came first.
     #[cold]
     fn first_fault(&self, start: usize, at: usize, error: ParseError) -> ParseError {
+        if !self.validate_utf8 {
+            return error;
+        }
         validate_utf8(self.input, start, at).err().unwrap_or(error)
     }
 }

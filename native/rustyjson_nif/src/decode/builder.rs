@@ -144,6 +144,7 @@ impl<'a> TermBuilder<'a> {
         self.decimals = opts_bits & FLOAT_DECIMALS != 0;
         self.limits = Limits {
             duplicate_keys_error: opts_bits & (DUPLICATES_ERROR | KEY_POSITIONS) != 0,
+            validate_utf8: opts_bits & RAW_STRINGS == 0,
             ..limits
         };
         self.duplicates_error = opts_bits & DUPLICATES_ERROR != 0;

@@ -23,7 +23,8 @@ impl TermBuilder<'_> {
                 enif_make_atom_len(self.env, bytes.as_ptr() as *const _, bytes.len())
             });
         }
-        if bytes.len() > u16::MAX as usize {
+        // (Not UTF-8 only with `validate_strings: false`: no atom is made of such bytes.)
+        if bytes.len() > u16::MAX as usize || std::str::from_utf8(bytes).is_err() {
             return None;
         }
         // A UTF-8 atom: build it through the external term format (ATOM_UTF8_EXT); the safe flag refuses to

@@ -7,21 +7,40 @@ use rustyjson_core::pretty::Pretty;
 use super::atoms;
 
 /// Options decoded from the compact term Elixir passes (`{escape, strict, pretty}`, or
-/// `{escape, strict, pretty, sort_keys}` when `sort_keys:` was given).
+/// `{escape, strict, pretty, flags}`: `true` for `sort_keys: true` alone, else an integer of the bits below;
+/// `RustyJson.EncodeOptions`).
 pub(crate) struct Options {
     pub(crate) mode: Mode,
     pub(crate) strict: bool,
     pub(crate) pretty: Option<Pretty>,
     /// `sort_keys: true`: object keys in byte order.
     pub(crate) sort: bool,
+    /// `protocol: false`: structs other than those written natively are written as maps of their fields.
+    pub(crate) structs_as_maps: bool,
+    /// Tuples are written as arrays (`protocol: false`, or `config :rusty_json, tuples_and_uris: true`).
+    pub(crate) tuples: bool,
 }
+
+const SORT: u32 = 1;
+const STRUCTS_AS_MAPS: u32 = 2;
+const TUPLES: u32 = 4;
 
 pub(crate) fn decode_options(opts: Term) -> Option<Options> {
     // The 3-tuple first: calls without `sort_keys:` read what they always read.
-    let (escape, strict, pretty, sort): (Term, bool, Term, bool) = match opts.decode() {
-        Ok((escape, strict, pretty)) => (escape, strict, pretty, false),
-        Err(_) => opts.decode().ok()?,
+    let (escape, strict, pretty, flags): (Term, bool, Term, u32) = match opts.decode() {
+        Ok((escape, strict, pretty)) => (escape, strict, pretty, 0),
+        Err(_) => {
+            let (escape, strict, pretty, flags): (Term, bool, Term, Term) = opts.decode().ok()?;
+            let flags = match flags.decode::<bool>() {
+                Ok(sort) => u32::from(sort) * SORT,
+                Err(_) => flags.decode::<u32>().ok()?,
+            };
+            (escape, strict, pretty, flags)
+        }
     };
+    if flags & !(SORT | STRUCTS_AS_MAPS | TUPLES) != 0 {
+        return None;
+    }
     let mode = if escape == atoms::json().encode(opts.get_env()) {
         Mode::Json
     } else if escape == atoms::javascript_safe().encode(opts.get_env()) {
@@ -48,7 +67,9 @@ pub(crate) fn decode_options(opts: Term) -> Option<Options> {
         mode,
         strict,
         pretty,
-        sort,
+        sort: flags & SORT != 0,
+        structs_as_maps: flags & STRUCTS_AS_MAPS != 0,
+        tuples: flags & TUPLES != 0,
     })
 }
 

@@ -6,8 +6,8 @@ use std::ptr;
 use std::sync::Arc;
 
 use rustler::sys::{
-    enif_get_map_value, enif_get_tuple, enif_inspect_iolist_as_binary, enif_term_type,
-    ErlNifBinary, ErlNifTerm, ErlNifTermType,
+    enif_get_map_value, enif_get_tuple, enif_inspect_iolist_as_binary, enif_make_list_from_array,
+    enif_make_map_remove, enif_term_type, ErlNifBinary, ErlNifTerm, ErlNifTermType,
 };
 
 use super::budget::{BYTES_PER_UNIT_SHIFT, CHECK_EVERY};
@@ -42,6 +42,9 @@ impl<'o> Walker<'o> {
                 return self.open_pairs(pairs, out);
             }
         }
+        if self.structs_as_maps {
+            return self.open_plain_struct(term, module, out);
+        }
         match self.walk_template(module) {
             Some(template) if template.size == size => {
                 if template.fields.is_empty() {
@@ -61,6 +64,40 @@ impl<'o> Walker<'o> {
             }
             _ => self.hole(term, out),
         }
+    }
+
+    /// A struct under `protocol: false` (RustyJson 0.3's way): a map of its fields without `__struct__`, whatever
+    /// its implementation says; MapSet, Range, URI and Decimal are holes that Elixir writes in 0.3's forms.
+    #[cold]
+    fn open_plain_struct(
+        &mut self,
+        term: ErlNifTerm,
+        module: ErlNifTerm,
+        out: &mut Out,
+    ) -> Result<(), Fail> {
+        if self.plain_holes.contains(&module) {
+            return self.hole(term, out);
+        }
+        let mut fields = ErlNifTerm::default();
+        // SAFETY: `term` is a map holding `__struct__`; the new map is a term of this call's environment.
+        if unsafe { enif_make_map_remove(self.env, term, self.struct_key, &mut fields) } == 0 {
+            return Err(Fail::Unsupported(term));
+        }
+        self.open_map(fields, out)
+    }
+
+    /// A tuple written as an array (`protocol: false`, `config :rusty_json, tuples_and_uris: true`): its
+    /// elements as a list, walked as lists are.
+    #[cold]
+    pub(super) fn open_tuple(&mut self, term: ErlNifTerm, out: &mut Out) -> Result<(), Fail> {
+        let mut arity = 0;
+        let mut elements: *const ErlNifTerm = ptr::null();
+        // SAFETY: `term` is a tuple of this call's environment; its elements are read before anything is built.
+        if unsafe { enif_get_tuple(self.env, term, &mut arity, &mut elements) } == 0 {
+            return Err(Fail::Unsupported(term));
+        }
+        let list = unsafe { enif_make_list_from_array(self.env, elements, arity as u32) };
+        self.write_value(list, out)
     }
 
     /// The template of the derived struct `module` as this walk writes it (sorted or not), if registered.

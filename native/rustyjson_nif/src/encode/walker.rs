@@ -134,6 +134,10 @@ pub(super) struct Walker<'o> {
     pub(super) strict: bool,
     /// `sort_keys: true` (maps are opened by `open_sorted`, derived structs use their sorted templates).
     pub(super) sort: bool,
+    /// `protocol: false`: structs not written natively are written as maps of their fields.
+    pub(super) structs_as_maps: bool,
+    /// Tuples are written as arrays.
+    pub(super) tuples: bool,
     pub(super) pretty: Option<&'o Pretty>,
     /// Units left before the next look at the clock.
     pub(super) budget: usize,
@@ -161,6 +165,8 @@ pub(super) struct Walker<'o> {
     pub(super) fragment: ErlNifTerm,
     pub(super) iodata_key: ErlNifTerm,
     pub(super) ordered_object: ErlNifTerm,
+    /// Structs that `protocol: false` leaves to Elixir: MapSet, Range, URI and Decimal.
+    pub(super) plain_holes: [ErlNifTerm; 4],
     pub(super) values_key: ErlNifTerm,
     pub(super) stack: Vec<Frame>,
     /// The open frames under `stack` not yet taken up since the walk resumed: the rest of the checkpoint's list
@@ -250,6 +256,8 @@ impl<'o> Walker<'o> {
             mode: options.mode,
             strict: options.strict,
             sort: options.sort,
+            structs_as_maps: options.structs_as_maps,
+            tuples: options.tuples,
             pretty: options.pretty.as_ref(),
             budget: if limited { CHECK_EVERY } else { usize::MAX },
             limited,
@@ -269,6 +277,13 @@ impl<'o> Walker<'o> {
             fragment: a(atoms::fragment()),
             iodata_key: a(atoms::iodata()),
             ordered_object: a(atoms::ordered_object()),
+            // Written by Elixir under `protocol: false` (RustyJson 0.3's forms: `RustyJson.Encode.plain/2`).
+            plain_holes: [
+                a(atoms::map_set()),
+                a(atoms::range()),
+                a(atoms::uri()),
+                a(atoms::decimal()),
+            ],
             values_key: a(atoms::values()),
             stack: take_stack(),
             below: empty_list,

@@ -294,7 +294,7 @@ impl Skim {
         if (m.backslash | m.high) & !in_string != 0 || m.control & in_string != 0 {
             return None;
         }
-        if m.high != 0 {
+        if m.high != 0 && self.options.limits.validate_utf8 {
             self.check_utf8(input, base)?;
         }
         let escapes = m.backslash & !escaped & in_string;

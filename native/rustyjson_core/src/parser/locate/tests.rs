@@ -174,7 +174,7 @@ fn limits_are_the_parser_s() {
     let limits = Limits {
         max_depth: 2,
         integer_bytes: 3,
-        duplicate_keys_error: false,
+        ..Limits::default()
     };
     let options = LocateOptions {
         limits,
