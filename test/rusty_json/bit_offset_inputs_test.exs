@@ -11,14 +11,13 @@ defmodule RustyJson.BitOffsetInputsTest do
   alias RustyJson.{DecodeError, Native}
   alias RustyJson.Test.{JsonGen, StreamRun}
 
-  # `bin` starting `k` bits into a new binary (k in 1..7): equal to `bin`, and at a bit offset.
-  defp at_offset(bin, k) do
-    pad = 8 - k
-
-    <<_::size(k), x::binary-size(byte_size(bin)), _::size(pad)>> =
-      <<0::size(k), bin::binary, 0::size(pad)>>
-
-    x
+  # `bin` starting `k` bits into a new binary (k in 1..7): equal to `bin`, and at a bit offset. One clause per k,
+  # literal sizes: Elixir 1.20 warns on a variable in size(...) from outside the match, and 1.14 has no pin there.
+  for k <- 1..7 do
+    defp at_offset(bin, unquote(k)) do
+      <<_::unquote(k), x::bitstring>> = <<0::unquote(k), bin::binary>>
+      x
+    end
   end
 
   defp records(n) do
