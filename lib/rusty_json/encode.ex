@@ -93,17 +93,45 @@ defmodule RustyJson.Encode do
   def result({:error, :elixir}, term, opts), do: run_resolved(term, opts)
   def result({:error, reason}, _term, _opts), do: failure(reason)
 
+  # Written from templates the NIF could not check (the VM does not tell it which code is loaded: OTP 29,
+  # Windows): taken if every implementation that registered them is still loaded; else their templates are
+  # forgotten and the term is encoded again (those structs then go through the protocol).
+  def result({:templates, implementations, result}, term, opts) do
+    case Enum.reject(implementations, &function_exported?(&1, :__template__, 0)) do
+      [] ->
+        result(result, term, opts)
+
+      gone ->
+        Native.forget_templates(gone)
+        result(Native.encode(term, opts), term, opts)
+    end
+  end
+
   defp run_resolved(term, opts) do
     resolved = resolve(term, EncodeOptions.compact(opts))
 
-    case Native.encode(resolved, opts) do
-      json when is_binary(json) -> {:ok, json}
-      {:error, :elixir} -> {:error, exception({:unsupported, term})}
-      {:error, reason} -> failure(reason)
-    end
+    resolved_result(Native.encode(resolved, opts), term, opts)
   rescue
     e in [EncodeError, Protocol.UndefinedError] -> encode_failure(e, __STACKTRACE__)
   end
+
+  defp resolved_result(json, _term, _opts) when is_binary(json), do: {:ok, json}
+
+  defp resolved_result({:templates, implementations, inner}, term, opts) do
+    case Enum.reject(implementations, &function_exported?(&1, :__template__, 0)) do
+      [] ->
+        resolved_result(inner, term, opts)
+
+      gone ->
+        Native.forget_templates(gone)
+        run_resolved(term, opts)
+    end
+  end
+
+  defp resolved_result({:error, :elixir}, term, _opts),
+    do: {:error, exception({:unsupported, term})}
+
+  defp resolved_result({:error, reason}, _term, _opts), do: failure(reason)
 
   # A fragment whose iodata is not iodata raises, from `encode/2` too: Jason's `encode/2` raises ArgumentError there
   # (its `IO.iodata_to_binary/1` of the output). Other failures are returned.
@@ -191,8 +219,7 @@ defmodule RustyJson.Encode do
 
     # `apply/3`: only derived implementations define `__template__/0`, and Elixir 1.20's type checker, which does
     # not follow the `function_exported?/3` guard, would flag the call on every other implementation module.
-    with true <- Native.templates?(),
-         true <- function_exported?(impl, :__template__, 0),
+    with true <- function_exported?(impl, :__template__, 0),
          {all_keys, fields, keys} <- apply(impl, :__template__, []),
          :ok <- Native.register_template(module, impl, all_keys, fields, keys),
          # A map that is not the struct's shape stays with the protocol (the NIF would leave it again).

@@ -90,14 +90,10 @@ defimpl RustyJson.Encoder, for: Any do
           :ok
         end
 
-        # The struct's own shape: one native encode from the template (registered on first use), where the NIF
-        # uses templates (`RustyJson.Native.templates?/0`); else the body below.
-        def encode(%{unquote_splicing(pattern)} = struct, unquote(opts_var))
-            when map_size(struct) == unquote(length(all_keys)) do
-          if RustyJson.Native.templates?(),
-            do: RustyJson.Encode.value(struct, unquote(opts_var)),
-            else: unquote(body)
-        end
+        # The struct's own shape: one native encode from the template (registered on first use).
+        def encode(%{unquote_splicing(pattern)} = struct, opts)
+            when map_size(struct) == unquote(length(all_keys)),
+            do: RustyJson.Encode.value(struct, opts)
 
         def encode(%{unquote_splicing(pattern)}, unquote(opts_var)), do: unquote(body)
       end

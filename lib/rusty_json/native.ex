@@ -55,13 +55,7 @@ defmodule RustyJson.Native do
 
     # Here, before any other process can call the module, and on a dirty CPU scheduler: learning takes about a
     # millisecond, which the first encode or decode would otherwise spend on a normal one.
-    paths = learn_layout()
-
-    :persistent_term.put(
-      {__MODULE__, :templates},
-      List.keyfind(paths, :code_checks, 0) == {:code_checks, true}
-    )
-
+    learn_layout()
     :ok
   end
 
@@ -114,10 +108,10 @@ defmodule RustyJson.Native do
   being appended to still goes through erl_nif), `hash_map_reads` (maps of more than 32 keys the encoder reads
   from their tries, not through the NIF iterator), `map_order` (the direction in which the VM lists maps of more
   than 32 keys) and `code_checks` (the VM's own export lookup, `erts_find_function`, found by name and kept only
-  if it answers probes as `function_exported/3` does: with it the encoder writes derived structs from their
-  templates while the implementation that registered each is the loaded one; without it, as on Windows, derived
-  structs are written through the protocol). A path whose layout does not hold is off, and the plain erl_nif
-  calls do its work.
+  if it answers probes as `function_exported/3` does: with it the encoder checks, as it writes a derived struct
+  from its template, that the implementation that registered the template is the loaded one; without it (OTP 29,
+  whose VM exports only erl_nif's API, and Windows) the encode reports the implementations it used and Elixir
+  checks them). A path whose layout does not hold is off, and the plain erl_nif calls do its work.
   `RUSTYJSON_FAST_PATHS=off` in the VM's environment switches them all off.
   """
   @spec info() :: %{otp_release: String.t(), fast_paths: %{atom() => boolean()}}
@@ -167,15 +161,12 @@ defmodule RustyJson.Native do
   def rewrite_dirty(_text, _opts), do: not_loaded()
 
   @doc false
-  # A derived struct's template, registered by its implementation module `impl` (see `templates?/0`).
+  # A derived struct's template, registered by its implementation module `impl`.
   def register_template(_module, _impl, _all_keys, _fields, _keys), do: not_loaded()
 
   @doc false
-  # Whether the NIF writes derived structs from their templates: only where it can ask the VM whether the
-  # implementation that registered one is still the loaded one (the `code_checks` fast path). Elsewhere derived
-  # structs are written through the protocol, by the derived implementation's own code.
-  @spec templates?() :: boolean()
-  def templates?, do: :persistent_term.get({__MODULE__, :templates}, false)
+  # Forgets the templates registered by these implementation modules (no longer loaded: `RustyJson.Encode`).
+  def forget_templates(_implementations), do: not_loaded()
 
   @doc false
   def allocator_reset_peak, do: not_loaded()

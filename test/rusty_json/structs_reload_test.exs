@@ -2,7 +2,8 @@ defmodule RustyJson.StructsReloadTest do
   # A derived struct's template is used only while the implementation that registered it is the loaded one: a
   # custom `defimpl` loaded over it (IEx, a code reloader, a hot upgrade), the implementation deleted, or derived
   # again with other fields, and encode writes what the loaded implementation says, at the top, nested, compact
-  # and pretty, sorted or not (`code_checks`; where it is off, derived structs go through the protocol).
+  # and pretty, sorted or not (checked by the NIF with the `code_checks` fast path; where that is off, by Elixir
+  # from the implementations the encode reports: the suite's run with fast paths off takes that way).
   #
   # Not async: it replaces a module other tests could see (RustyJson.Test.Reloaded is used only here).
   use ExUnit.Case, async: false
@@ -116,10 +117,16 @@ defmodule RustyJson.StructsReloadTest do
     assert before == ~s([{"a":1}]) or match?(%Protocol.UndefinedError{}, before)
   end
 
-  test "the VM's export lookup is on where the fast paths are (off: derived structs through the protocol)" do
+  test "the VM's export lookup: on where the fast paths are and the VM exports it; either way the same output" do
     on? = System.get_env("RUSTYJSON_FAST_PATHS") != "off"
-    assert RustyJson.Native.info().fast_paths.code_checks == on?
-    assert RustyJson.Native.templates?() == on?
+    code_checks = RustyJson.Native.info().fast_paths.code_checks
+
+    # Verified on OTP 25 and 27 (Linux); OTP 29 exports only erl_nif's API: there the encode reports the
+    # implementations it used and Elixir checks them (this file's other tests pass both ways).
+    if on? and match?({:unix, :linux}, :os.type()) and otp() in 25..28, do: assert(code_checks)
+    unless on?, do: refute(code_checks)
     assert RustyJson.encode!(%Reloaded{}) == ~s({"a":1,"b":2})
   end
+
+  defp otp, do: :erlang.system_info(:otp_release) |> List.to_integer()
 end

@@ -156,3 +156,9 @@ defmodule RustyJson.Test.Reloaded do
   @derive RustyJson.Encoder
   defstruct a: 1, b: 2
 end
+
+defmodule RustyJson.Test.Plain do
+  @moduledoc false
+  # No RustyJson.Encoder implementation: RustyJson 0.3's `protocol: false` writes it as a map.
+  defstruct a: 1, b: "x"
+end

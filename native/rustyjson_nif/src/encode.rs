@@ -40,7 +40,7 @@ mod walker;
 use rustler::{Env, Term};
 
 pub use stats::snapshot as stats;
-pub use templates::register_template;
+pub use templates::{forget_templates, register_template};
 
 mod atoms {
     rustler::atoms! {

@@ -50,6 +50,13 @@ fn register_template<'a>(
     encode::register_template(env, module, implementation, all_keys, fields, keys)
 }
 
+/// Forgets the templates registered by implementation modules that are no longer loaded (where the VM cannot be
+/// asked, Elixir finds them: `encode/templates.rs`).
+#[rustler::nif]
+fn forget_templates<'a>(env: Env<'a>, implementations: Term<'a>) -> Term<'a> {
+    encode::forget_templates(env, implementations)
+}
+
 /// `RustyJson.Formatter`: lays out a JSON binary with `indent`, `line`, `record` and `after_colon` (binaries), or
 /// returns `:dirty` when the output would take more than about a millisecond to write (`formatter.rs`).
 #[rustler::nif]

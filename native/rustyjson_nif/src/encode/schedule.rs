@@ -15,6 +15,7 @@ use rustyjson_core::buffer::Buffer;
 use super::atoms;
 use super::options::{decode_options, layout_len};
 use super::output::{detach, finish, finish_holes, BinStorage, STACK_BYTES};
+use super::templates;
 use super::walker::{Fail, Walker};
 
 /// Resuming steps each open hash map's iterator up to its position again (lists, ordered objects, flat maps and
@@ -101,7 +102,8 @@ pub(super) fn run<'a>(
             .decode::<ResourceArc<Partial>>()
             .ok()
             .and_then(|p| p.0.lock().ok()?.take());
-        if let Some((storage, len)) = taken {
+        if let Some((storage, len, implementations)) = taken {
+            walker.carried_implementations = implementations;
             // SAFETY: the storage holds `len` written bytes in an allocated binary of `bin.size` bytes.
             out = unsafe {
                 let (data, cap) = (storage.bin.data, storage.bin.size);
@@ -148,10 +150,15 @@ pub(super) fn run<'a>(
     match result {
         Ok(()) if has_holes => {
             let holes = std::mem::take(&mut walker.holes);
+            let reported = walker.implementations_to_report();
             drop(walker);
-            finish_holes(env, out, &holes)
+            templates::reported(env, finish_holes(env, out, &holes), reported)
         }
-        Ok(()) => finish(env, out),
+        Ok(()) => {
+            let reported = walker.implementations_to_report();
+            drop(walker);
+            templates::reported(env, finish(env, out), reported)
+        }
         Err(Fail::Budget) => {
             // Continue from the last mark: for another slice on this scheduler when resuming is cheap and this
             // slice got somewhere, otherwise on a dirty scheduler (strict mode, sorted maps and pending holes start
@@ -160,6 +167,7 @@ pub(super) fn run<'a>(
             let carried = !(walker.restart || options.strict || options.sort || has_holes);
             let checkpoint = carried.then(|| walker.checkpoint());
             let mark_len = walker.mark.len;
+            let implementations = walker.implementations_to_report();
             drop(walker);
             let checkpoint = checkpoint.filter(|c| c.frames.is_some() && c.depth > 0);
             let progressed = resumed_len.is_none_or(|len| mark_len > len);
@@ -169,7 +177,9 @@ pub(super) fn run<'a>(
             let carried = checkpoint.and_then(|c| Some((c.frames?, c.depth, c.rewalk)));
             let args: Vec<ErlNifTerm> = if let Some((frames, depth, rewalk)) = carried {
                 out.truncate(mark_len);
-                let partial = ResourceArc::new(Partial(Mutex::new(Some(detach(out)))));
+                let (storage, len) = detach(out);
+                let carried = (storage, len, implementations);
+                let partial = ResourceArc::new(Partial(Mutex::new(Some(carried))));
                 vec![
                     term.as_c_arg(),
                     opts.as_c_arg(),
@@ -209,7 +219,11 @@ const LAYOUT_NORMAL_MAX: usize = 4096;
 
 /// The output written before a checkpoint, carried to the dirty scheduler in a resource (a binary term would
 /// count against the process's binary heap and can trigger a garbage collection of the caller on the way).
-struct Partial(Mutex<Option<(BinStorage, usize)>>);
+struct Partial(Mutex<Option<Carried>>);
+
+/// What a checkpoint carries: the output so far, its length, and the implementations whose templates the earlier
+/// slices wrote from (reported with the result where the VM cannot be asked: `templates::reported`).
+type Carried = (BinStorage, usize, Vec<ErlNifTerm>);
 
 #[rustler::resource_impl]
 impl rustler::Resource for Partial {}

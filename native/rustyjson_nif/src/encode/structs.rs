@@ -12,7 +12,7 @@ use rustler::sys::{
 
 use super::budget::{BYTES_PER_UNIT_SHIFT, CHECK_EVERY};
 use super::output::Out;
-use super::templates::{template, Template};
+use super::templates::{self, template, Template};
 use super::walker::{Fail, Frame, Walker};
 
 /// Fragments of iolists with more list cells than this are written by Elixir (a hole).
@@ -98,6 +98,22 @@ impl<'o> Walker<'o> {
         }
         let list = unsafe { enif_make_list_from_array(self.env, elements, arity as u32) };
         self.write_value(list, out)
+    }
+
+    /// The implementations whose templates this encode wrote from, where the VM cannot be asked whether they are
+    /// still loaded (`templates::reported`): empty elsewhere.
+    pub(super) fn implementations_to_report(&self) -> Vec<ErlNifTerm> {
+        if templates::checked(self.env) {
+            return Vec::new();
+        }
+        let mut all = self.carried_implementations.clone();
+        for (_, template) in &self.templates {
+            let implementation = template.implementation();
+            if !all.contains(&implementation) {
+                all.push(implementation);
+            }
+        }
+        all
     }
 
     /// The template of the derived struct `module` as this walk writes it (sorted or not), if registered.

@@ -1,9 +1,12 @@
 //! Derived structs' compiled templates: the global registry Elixir fills (`register_template`) and the walk reads.
 //!
 //! A template is used only while the implementation that registered it is the loaded one: its module's running
-//! code still exports `__template__/0` (`term::code`, asked once per module per walk). A custom `defimpl` loaded
-//! over a derived one, or the implementation deleted, makes the struct a hole that Elixir writes through the
-//! protocol; a derived implementation loaded again registers its own template when it loads (`@on_load`).
+//! code still exports `__template__/0`. Where the VM can be asked (`term::code`), that is checked once per module
+//! per walk, and a custom `defimpl` loaded over a derived one, or the implementation deleted, makes the struct a
+//! hole that Elixir writes through the protocol. Where it cannot (OTP 29 exports nothing but erl_nif's API;
+//! Windows), the encode's result comes with the implementations it used (`reported`): Elixir checks them
+//! (`function_exported/3`), forgets the templates of those no longer loaded (`forget_templates`) and encodes
+//! again. A derived implementation loaded again registers its own template when it loads (`@on_load`).
 
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
@@ -13,7 +16,7 @@ use rustler::{Encoder, Env, Term};
 
 use crate::term;
 
-rustler::atoms! { __template__ }
+rustler::atoms! { __template__, templates }
 
 /// A derived struct's compiled template: the fields it writes (in order), each one's key as written (`"name"`,
 /// escaped at compile time), its index among the struct's sorted keys (where a flat map holds its value), and the
@@ -109,6 +112,51 @@ pub fn register_template<'a>(
     rustler::types::atom::ok().encode(env)
 }
 
+impl Template {
+    /// The implementation module that registered it.
+    pub(super) fn implementation(&self) -> ErlNifTerm {
+        self.implementation
+    }
+}
+
+/// Whether the VM can be asked which implementation is loaded (`term::code`): then every template used is checked.
+pub(super) fn checked(env: *mut ErlNifEnv) -> bool {
+    term::layout(env).code.is_some()
+}
+
+/// `result` of an encode, or `{:templates, implementations, result}` when it wrote from templates the VM could not
+/// check: Elixir checks them before it takes the result (`RustyJson.Encode.result/3`).
+pub(super) fn reported<'a>(
+    env: Env<'a>,
+    result: Term<'a>,
+    implementations: Vec<ErlNifTerm>,
+) -> Term<'a> {
+    if implementations.is_empty() {
+        return result;
+    }
+    let list: Vec<Term<'a>> = implementations
+        .into_iter()
+        .map(|i| unsafe { Term::new(env, i) })
+        .collect();
+    (templates(), list, result).encode(env)
+}
+
+/// Forgets the templates registered by the implementation modules `implementations` (no longer loaded).
+pub fn forget_templates<'a>(env: Env<'a>, implementations: Term<'a>) -> Term<'a> {
+    let Ok(implementations) = implementations.decode::<Vec<Term>>() else {
+        return rustler::types::atom::badarg().encode(env);
+    };
+    let gone: Vec<ErlNifTerm> = implementations.iter().map(|i| i.as_c_arg()).collect();
+    if let Some(table) = TEMPLATES
+        .write()
+        .unwrap_or_else(|e| e.into_inner())
+        .as_mut()
+    {
+        table.retain(|_, t| !gone.contains(&t.implementation));
+    }
+    rustler::types::atom::ok().encode(env)
+}
+
 /// `module`'s template, if one is registered and the implementation that registered it is the loaded one.
 pub(super) fn template(env: *mut ErlNifEnv, module: ErlNifTerm) -> Option<Arc<Template>> {
     let template = TEMPLATES
@@ -124,7 +172,8 @@ pub(super) fn template(env: *mut ErlNifEnv, module: ErlNifTerm) -> Option<Arc<Te
 /// implementation does not; a deleted module exports nothing). False where the VM cannot be asked.
 fn current(env: *mut ErlNifEnv, template: &Template) -> bool {
     let Some(code) = &term::layout(env).code else {
-        return false;
+        // Elixir checks it after the walk (`reported`).
+        return true;
     };
     code.exported(template.implementation, __template__().as_c_arg(), 0) == Some(true)
 }

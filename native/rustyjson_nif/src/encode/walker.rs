@@ -181,6 +181,9 @@ pub(super) struct Walker<'o> {
     pub(super) holes: Vec<(usize, ErlNifTerm)>,
     /// Templates met in this call (a few modules; saves the global table's lock).
     pub(super) templates: Vec<(ErlNifTerm, Arc<Template>)>,
+    /// The implementations whose templates earlier slices of this encode wrote from (see
+    /// `templates::reported`).
+    pub(super) carried_implementations: Vec<ErlNifTerm>,
     /// The written keys of flat maps with the same keys: this thread's kept cache, taken once the call has opened
     /// `FLAT_MAPS_BEFORE_KEY_CACHE` flat maps (a small encode never touches it).
     pub(super) key_cache: KeyCache,
@@ -292,6 +295,7 @@ impl<'o> Walker<'o> {
             restart: false,
             holes: Vec::new(),
             templates: Vec::new(),
+            carried_implementations: Vec::new(),
             key_cache: KeyCache::default(),
             flat_maps: 0,
         }
