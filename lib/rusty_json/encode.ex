@@ -97,13 +97,20 @@ defmodule RustyJson.Encode do
   # Windows): taken if every implementation that registered them is still loaded; else their templates are
   # forgotten and the term is encoded again (those structs then go through the protocol).
   def result({:templates, implementations, result}, term, opts) do
+    if forgot_stale?(implementations),
+      do: result(Native.encode(term, opts), term, opts),
+      else: result(result, term, opts)
+  end
+
+  # Whether any of these implementations is no longer loaded; their templates are then forgotten.
+  defp forgot_stale?(implementations) do
     case Enum.reject(implementations, &function_exported?(&1, :__template__, 0)) do
       [] ->
-        result(result, term, opts)
+        false
 
       gone ->
         Native.forget_templates(gone)
-        result(Native.encode(term, opts), term, opts)
+        true
     end
   end
 
@@ -118,14 +125,9 @@ defmodule RustyJson.Encode do
   defp resolved_result(json, _term, _opts) when is_binary(json), do: {:ok, json}
 
   defp resolved_result({:templates, implementations, inner}, term, opts) do
-    case Enum.reject(implementations, &function_exported?(&1, :__template__, 0)) do
-      [] ->
-        resolved_result(inner, term, opts)
-
-      gone ->
-        Native.forget_templates(gone)
-        run_resolved(term, opts)
-    end
+    if forgot_stale?(implementations),
+      do: run_resolved(term, opts),
+      else: resolved_result(inner, term, opts)
   end
 
   defp resolved_result({:error, :elixir}, term, _opts),
