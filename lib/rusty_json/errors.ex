@@ -41,7 +41,9 @@ defmodule RustyJson.DecodeError do
 
   An input longer than a `max_bytes:` limit (RustyJson 0.3's option) is an error with `limit` set, `position` the
   first byte past it and `data` nil (the input is not flattened to be reported):
-  `input longer than the max_bytes limit of 6 bytes`.
+  `input longer than the max_bytes limit of 6 bytes`. In a stream, the limit holds for each document or item,
+  and `position` (and `offset`) is where the one too long starts: `the value at position 120 is longer than the
+  max_bytes limit of 64 bytes`; an envelope kept with `envelope: true` longer than it fails at 0.
   """
   @type t :: %__MODULE__{
           position: non_neg_integer(),
@@ -54,8 +56,12 @@ defmodule RustyJson.DecodeError do
   defexception [:position, :token, :data, line: nil, offset: nil, limit: nil]
 
   @impl true
-  def message(%{limit: limit}) when is_integer(limit) do
+  def message(%{limit: limit, offset: nil}) when is_integer(limit) do
     "input longer than the max_bytes limit of #{limit} bytes"
+  end
+
+  def message(%{limit: limit} = error) when is_integer(limit) do
+    "the value at #{where(error)} is longer than the max_bytes limit of #{limit} bytes"
   end
 
   def message(%{token: token} = error) when is_binary(token) do

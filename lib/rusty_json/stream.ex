@@ -46,7 +46,10 @@ defmodule RustyJson.Stream do
   `enumerable` yields binaries (or iodata) cut anywhere. Every `RustyJson.decode/2` option applies to every item.
   A value that is not valid JSON, or a closing bracket, comma or colon between documents, raises
   `RustyJson.DecodeError` when the stream reaches it, with the absolute `position` and the `line`. Newlines are
-  whitespace: a document may span lines (pretty-printed documents one after another work too).
+  whitespace: a document may span lines (pretty-printed documents one after another work too). With
+  `max_bytes: n`, a document of more than `n` bytes raises `RustyJson.DecodeError` (its `limit` set, `position`
+  where it starts) as soon as the stream has read `n` bytes past its start, before its pieces are joined or it is
+  decoded (documents are then decoded in Elixir after that check: somewhat slower).
 
   While the stream decodes, the process consuming it keeps a heap of at least 65,536 words (512 KB; see
   `Process.flag/2`'s `:min_heap_size`), so that each chunk's values do not grow and shrink it again; the
@@ -76,7 +79,8 @@ defmodule RustyJson.Stream do
       has been read. Of repeated keys on the path, the first is followed (as `decode/2` keeps the first). The
       pointer names members as the document writes them, whatever `keys:` says (which applies to the items and
       the envelope's keys).
-      `max_depth:` and `decoding_integer_digit_limit:` hold in the envelope too.
+      `max_depth:` and `decoding_integer_digit_limit:` hold in the envelope too; `max_bytes:` holds for each item
+      (as for `decode_documents/2`'s documents) and for the envelope kept with `envelope: true`.
     * `:envelope` - `true` to emit, after the items, `{:envelope, value}`: the whole document decoded with the
       options, the streamed array replaced by `[]` (the envelope's bytes are kept while the stream runs; without
       this option they are not). Default `false`.
@@ -248,14 +252,16 @@ defmodule RustyJson.Stream do
   defp decode(enumerable, mode, opts) do
     # Options parsed (and checked) once for the whole stream, when it is made.
     parsed = RustyJson.DecodeOptions.parse(opts)
+    max_bytes = RustyJson.DecodeOptions.max_bytes(opts)
 
     Stream.transform(
       enumerable,
       fn ->
         # The NIF decodes items as it finds them, unless a key function must run on them in Elixir. Records
         # repeat their keys: the NIF's key cache shares them (the same values; half the key work).
+        # With `max_bytes:` every item's size is checked here before it is decoded (or its pieces joined).
         direct =
-          if elem(parsed, 1) == nil,
+          if elem(parsed, 1) == nil and max_bytes == nil,
             do: RustyJson.DecodeOptions.interned_keys(elem(parsed, 0))
 
         state = %{
@@ -264,6 +270,7 @@ defmodule RustyJson.Stream do
           direct: direct,
           base: 0,
           pending: nil,
+          max_bytes: max_bytes,
           at: with({:at, pointer, _} <- mode, do: pointer, else: (_ -> nil)),
           envelope: if(match?({:at, _, true}, mode), do: {[], []})
         }
@@ -362,11 +369,31 @@ defmodule RustyJson.Stream do
         {values, {:failed, split_exception(error, slice, base)}}
 
       {values, state} ->
-        pending = keep(open, slice, base, state.pending)
+        fed = base + byte_size(slice)
         state = keep_envelope(state, slice, base)
-        {values, %{state | base: base + byte_size(slice), pending: pending}}
+
+        case over_limit(state, open, fed) do
+          nil -> {values, %{state | base: fed, pending: keep(open, slice, base, state.pending)}}
+          exception -> {values, {:failed, exception}}
+        end
     end
   end
+
+  # `max_bytes:`: an item still open at `fed` (the stream's bytes so far) that already holds more than the limit
+  # fails before more of it is kept; so does an envelope (`envelope: true`) kept beyond it.
+  defp over_limit(%{max_bytes: nil}, _open, _fed), do: nil
+
+  defp over_limit(%{max_bytes: max}, open, fed) when is_integer(open) and fed - open > max,
+    do: too_long(open, max)
+
+  defp over_limit(%{max_bytes: max, envelope: {before, behind}}, _open, _fed) do
+    if IO.iodata_length(before) + IO.iodata_length(behind) > max, do: too_long(0, max)
+  end
+
+  defp over_limit(_state, _open, _fed), do: nil
+
+  defp too_long(start, max),
+    do: %DecodeError{position: start, offset: start, data: nil, limit: max}
 
   # A structural error at a byte of `slice`, or one in the envelope around an array at a path, which names its
   # bytes (an earlier chunk may hold them): the offending byte, an invalid token, or none at the end.
@@ -461,6 +488,12 @@ defmodule RustyJson.Stream do
 
   defp items(<<>>, _slice, _base, state, values), do: {values, state}
   defp items(spans, slice, base, state, values), do: item(spans, slice, base, state, values)
+
+  # (No line: an item still open at a chunk's end fails the same way without one, so a failure does not depend
+  # on where the chunks are cut.)
+  defp item(<<start::64, stop::64, _::binary>>, _slice, _base, %{max_bytes: max}, values)
+       when is_integer(max) and stop - start > max,
+       do: {values, {:failed, too_long(start, max)}}
 
   defp item(<<start::64, stop::64, line::64, rest::binary>>, slice, base, state, values) do
     item =

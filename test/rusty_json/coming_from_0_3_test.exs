@@ -4,7 +4,7 @@ defmodule RustyJson.ComingFrom03Test do
   use ExUnit.Case, async: true
 
   alias RustyJson.{DecodeError, Fragment, OrderedObject}
-  alias RustyJson.Test.{Derived, Plain}
+  alias RustyJson.Test.{Derived, Plain, StreamRun}
 
   @uri URI.parse("https://a.example/x?y=1")
 
@@ -208,6 +208,64 @@ defmodule RustyJson.ComingFrom03Test do
       assert {:error, %DecodeError{limit: 10}} = RustyJson.get(big, "/list/0", max_bytes: 10)
       # An invalid input over the limit: the limit is what is reported (nothing was read).
       assert {:error, %DecodeError{limit: 2}} = RustyJson.decode("[1,]", max_bytes: 2)
+    end
+  end
+
+  describe "max_bytes: in streams" do
+    test "each document or item at most the limit, whatever the chunks; the envelope kept too" do
+      docs =
+        for i <- 1..60,
+            do: RustyJson.encode!(%{"id" => i, "t" => String.duplicate("x", rem(i, 9) * 8)})
+
+      text = Enum.join(docs, "\n")
+      max = 60
+      # The first document over the limit, and where it starts.
+      {long, _} = docs |> Enum.with_index() |> Enum.find(fn {d, _} -> byte_size(d) > max end)
+      start = :binary.match(text, long) |> elem(0)
+      short = Enum.take_while(docs, &(byte_size(&1) <= max)) |> Enum.map(&RustyJson.decode!/1)
+
+      for size <- [1, 7, 64, byte_size(text)] do
+        chunks = for <<c::binary-size(size) <- text>>, do: c
+        chunks = chunks ++ [binary_part(text, length(chunks) * size, rem(byte_size(text), size))]
+        result = StreamRun.run(RustyJson.Stream.decode_documents(chunks, max_bytes: max))
+
+        assert [{:error, %DecodeError{limit: ^max, position: ^start} = e} | values] =
+                 Enum.reverse(result)
+
+        assert Enum.reverse(values) == short
+        assert Exception.message(e) =~ "max_bytes limit of #{max}"
+
+        assert StreamRun.run(RustyJson.Stream.decode_documents(chunks, max_bytes: 1_000)) ==
+                 Enum.map(docs, &RustyJson.decode!/1)
+      end
+
+      doc =
+        RustyJson.encode!(%{
+          "meta" => String.duplicate("m", 200),
+          "data" => Enum.map(1..20, &%{"i" => &1})
+        })
+
+      items = for i <- 1..20, do: %{"i" => i}
+
+      assert Enum.to_list(RustyJson.Stream.decode_array([doc], at: "/data", max_bytes: 20)) ==
+               items
+
+      assert [{:error, %DecodeError{limit: 5}} | _] =
+               Enum.reverse(
+                 StreamRun.run(RustyJson.Stream.decode_array([doc], at: "/data", max_bytes: 5))
+               )
+
+      assert_raise DecodeError, ~r/max_bytes limit of 100/, fn ->
+        Enum.to_list(
+          RustyJson.Stream.decode_array([doc], at: "/data", envelope: true, max_bytes: 100)
+        )
+      end
+
+      assert length(
+               Enum.to_list(
+                 RustyJson.Stream.decode_array([doc], at: "/data", envelope: true, max_bytes: 300)
+               )
+             ) == 21
     end
   end
 
