@@ -10,6 +10,7 @@ use rustler::sys::{
     enif_make_map_remove, enif_term_type, ErlNifBinary, ErlNifTerm, ErlNifTermType,
 };
 
+use super::atoms;
 use super::budget::{BYTES_PER_UNIT_SHIFT, CHECK_EVERY};
 use super::output::Out;
 use super::templates::{self, template, Template};
@@ -69,13 +70,21 @@ impl<'o> Walker<'o> {
     /// A struct under `protocol: false` (RustyJson 0.3's way): a map of its fields without `__struct__`, whatever
     /// its implementation says; MapSet, Range, URI and Decimal are holes that Elixir writes in 0.3's forms.
     #[cold]
+    #[inline(never)]
     fn open_plain_struct(
         &mut self,
         term: ErlNifTerm,
         module: ErlNifTerm,
         out: &mut Out,
     ) -> Result<(), Fail> {
-        if self.plain_holes.contains(&module) {
+        // Written by Elixir in 0.3's forms (`RustyJson.Plain`).
+        let held = [
+            atoms::map_set(),
+            atoms::range(),
+            atoms::uri(),
+            atoms::decimal(),
+        ];
+        if held.iter().any(|a| a.as_c_arg() == module) {
             return self.hole(term, out);
         }
         let mut fields = ErlNifTerm::default();
@@ -83,13 +92,28 @@ impl<'o> Walker<'o> {
         if unsafe { enif_make_map_remove(self.env, term, self.struct_key, &mut fields) } == 0 {
             return Err(Fail::Unsupported(term));
         }
-        self.open_map(fields, out)
+        // (Through `write_value`: `open_map` stays with its one caller, inlined there.)
+        self.write_value(fields, out)
     }
 
-    /// A tuple written as an array (`protocol: false`, `config :rusty_json, tuples_and_uris: true`): its
-    /// elements as a list, walked as lists are.
+    /// A term of no other kind: a tuple written as an array where they are (`protocol: false`,
+    /// `config :rusty_json, tuples_and_uris: true`), else unsupported.
     #[cold]
-    pub(super) fn open_tuple(&mut self, term: ErlNifTerm, out: &mut Out) -> Result<(), Fail> {
+    #[inline(never)]
+    pub(super) fn other_value(
+        &mut self,
+        term: ErlNifTerm,
+        kind: ErlNifTermType,
+        out: &mut Out,
+    ) -> Result<(), Fail> {
+        match kind {
+            ErlNifTermType::ERL_NIF_TERM_TYPE_TUPLE if self.tuples => self.open_tuple(term, out),
+            _ => Err(Fail::Unsupported(term)),
+        }
+    }
+
+    /// A tuple written as an array: its elements as a list, walked as lists are.
+    fn open_tuple(&mut self, term: ErlNifTerm, out: &mut Out) -> Result<(), Fail> {
         let mut arity = 0;
         let mut elements: *const ErlNifTerm = ptr::null();
         // SAFETY: `term` is a tuple of this call's environment; its elements are read before anything is built.
@@ -103,7 +127,9 @@ impl<'o> Walker<'o> {
     /// The implementations whose templates this encode wrote from, where the VM cannot be asked whether they are
     /// still loaded (`templates::reported`): empty elsewhere.
     pub(super) fn implementations_to_report(&self) -> Vec<ErlNifTerm> {
-        if templates::checked(self.env) {
+        if (self.templates.is_empty() && self.carried_implementations.is_empty())
+            || templates::checked(self.env)
+        {
             return Vec::new();
         }
         let mut all = self.carried_implementations.clone();

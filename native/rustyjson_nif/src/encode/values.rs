@@ -72,8 +72,7 @@ impl<'o> Walker<'o> {
             }
             ErlNifTermType::ERL_NIF_TERM_TYPE_LIST => self.open_list(term, out),
             ErlNifTermType::ERL_NIF_TERM_TYPE_MAP => self.open_map(term, out),
-            ErlNifTermType::ERL_NIF_TERM_TYPE_TUPLE if self.tuples => self.open_tuple(term, out),
-            _ => Err(Fail::Unsupported(term)),
+            other => self.other_value(term, other, out),
         }
     }
 
@@ -133,7 +132,7 @@ impl<'o> Walker<'o> {
         Ok(())
     }
 
-    pub(super) fn open_map(&mut self, term: ErlNifTerm, out: &mut Out) -> Result<(), Fail> {
+    fn open_map(&mut self, term: ErlNifTerm, out: &mut Out) -> Result<(), Fail> {
         let env = self.env;
         let mut size = 0;
         unsafe { enif_get_map_size(env, term, &mut size) };

@@ -134,10 +134,6 @@ pub(super) struct Walker<'o> {
     pub(super) strict: bool,
     /// `sort_keys: true` (maps are opened by `open_sorted`, derived structs use their sorted templates).
     pub(super) sort: bool,
-    /// `protocol: false`: structs not written natively are written as maps of their fields.
-    pub(super) structs_as_maps: bool,
-    /// Tuples are written as arrays.
-    pub(super) tuples: bool,
     pub(super) pretty: Option<&'o Pretty>,
     /// Units left before the next look at the clock.
     pub(super) budget: usize,
@@ -165,8 +161,6 @@ pub(super) struct Walker<'o> {
     pub(super) fragment: ErlNifTerm,
     pub(super) iodata_key: ErlNifTerm,
     pub(super) ordered_object: ErlNifTerm,
-    /// Structs that `protocol: false` leaves to Elixir: MapSet, Range, URI and Decimal.
-    pub(super) plain_holes: [ErlNifTerm; 4],
     pub(super) values_key: ErlNifTerm,
     pub(super) stack: Vec<Frame>,
     /// The open frames under `stack` not yet taken up since the walk resumed: the rest of the checkpoint's list
@@ -181,13 +175,18 @@ pub(super) struct Walker<'o> {
     pub(super) holes: Vec<(usize, ErlNifTerm)>,
     /// Templates met in this call (a few modules; saves the global table's lock).
     pub(super) templates: Vec<(ErlNifTerm, Arc<Template>)>,
-    /// The implementations whose templates earlier slices of this encode wrote from (see
-    /// `templates::reported`).
-    pub(super) carried_implementations: Vec<ErlNifTerm>,
     /// The written keys of flat maps with the same keys: this thread's kept cache, taken once the call has opened
     /// `FLAT_MAPS_BEFORE_KEY_CACHE` flat maps (a small encode never touches it).
     pub(super) key_cache: KeyCache,
     pub(super) flat_maps: u32,
+    // RustyJson 0.3's ways and the templates' check, rarely read: kept after the fields the walk reads.
+    /// `protocol: false`: structs not written natively are written as maps of their fields.
+    pub(super) structs_as_maps: bool,
+    /// Tuples are written as arrays.
+    pub(super) tuples: bool,
+    /// The implementations whose templates earlier slices of this encode wrote from (see
+    /// `templates::reported`).
+    pub(super) carried_implementations: Vec<ErlNifTerm>,
 }
 
 /// Flat maps a call opens before it uses the key cache.
@@ -280,13 +279,6 @@ impl<'o> Walker<'o> {
             fragment: a(atoms::fragment()),
             iodata_key: a(atoms::iodata()),
             ordered_object: a(atoms::ordered_object()),
-            // Written by Elixir under `protocol: false` (RustyJson 0.3's forms: `RustyJson.Encode.plain/2`).
-            plain_holes: [
-                a(atoms::map_set()),
-                a(atoms::range()),
-                a(atoms::uri()),
-                a(atoms::decimal()),
-            ],
             values_key: a(atoms::values()),
             stack: take_stack(),
             below: empty_list,
