@@ -303,6 +303,19 @@ defmodule RustyJson.ComingFrom03Test do
     end
   end
 
+  doctest RustyJson.Decoder
+
+  test "RustyJson.Decoder.parse/2 is decode/2" do
+    for {input, opts} <- [
+          {"[1]", []},
+          {~s({"a":1}), [keys: :atoms]},
+          {"[1,]", []},
+          {~s("hello"), [max_bytes: 6]}
+        ] do
+      assert RustyJson.Decoder.parse(input, opts) == RustyJson.decode(input, opts)
+    end
+  end
+
   test "lean:, compress: and dirty_threshold: are accepted" do
     assert RustyJson.encode!(%{a: 1}, lean: true) == ~s({"a":1})
     assert :zlib.gunzip(RustyJson.encode!(%{a: 1}, compress: :gzip)) == ~s({"a":1})
