@@ -32,9 +32,17 @@ defmodule RustyJson.ComingFrom03Test do
     end
   end
 
+  defp plain_json(fields), do: RustyJson.encode!(Map.new(fields))
+
   describe "protocol: false" do
     test "0.3.10's results for structs without an implementation and the types it wrote" do
-      assert RustyJson.encode!(%Plain{a: 1, b: "x"}, protocol: false) == ~s({"a":1,"b":"x"})
+      # 0.3.10's `{"a":1,"b":"x"}` on OTP 25; from OTP 26 atom keys come in the VM's `Map.to_list/1` order (atom
+      # index), as a map of the same keys is written.
+      assert RustyJson.encode!(%Plain{a: 1, b: "x"}, protocol: false) == plain_json(a: 1, b: "x")
+
+      assert RustyJson.decode!(RustyJson.encode!(%Plain{a: 1, b: "x"}, protocol: false)) ==
+               %{"a" => 1, "b" => "x"}
+
       assert RustyJson.encode!({:ok, 1}, protocol: false) == ~s(["ok",1])
       assert RustyJson.encode!(%{t: {1, "a", {nil}}}, protocol: false) == ~s({"t":[1,"a",[null]]})
       assert RustyJson.encode!(MapSet.new([1, 2]), protocol: false) == "[1,2]"
@@ -52,7 +60,7 @@ defmodule RustyJson.ComingFrom03Test do
                derived |> Map.from_struct() |> Map.new(fn {k, v} -> {to_string(k), v} end)
 
       assert RustyJson.encode!(%Plain{a: %Plain{a: [%Plain{}]}}, protocol: false) ==
-               ~s({"a":{"a":[{"a":1,"b":"x"}],"b":"x"},"b":"x"})
+               RustyJson.encode!(%{a: %{a: [%{a: 1, b: "x"}], b: "x"}, b: "x"})
 
       # Written natively as ever: dates, fragments, ordered objects.
       assert RustyJson.encode!(
@@ -99,14 +107,14 @@ defmodule RustyJson.ComingFrom03Test do
     test "through the streams' encoders" do
       items = [{1, 2}, %Plain{}, MapSet.new([3])]
 
+      plain = plain_json(a: 1, b: "x")
+
       assert Enum.to_list(RustyJson.Stream.encode_lines(items, protocol: false))
-             |> IO.iodata_to_binary() ==
-               ~s([1,2]\n{"a":1,"b":"x"}\n[3]\n)
+             |> IO.iodata_to_binary() == "[1,2]\n#{plain}\n[3]\n"
 
       assert RustyJson.Stream.encode_array(items, protocol: false)
              |> Enum.to_list()
-             |> IO.iodata_to_binary() ==
-               ~s([[1,2],{"a":1,"b":"x"},[3]])
+             |> IO.iodata_to_binary() == "[[1,2],#{plain},[3]]"
     end
 
     test "what has no JSON form is still an error" do

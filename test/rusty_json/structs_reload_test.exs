@@ -34,19 +34,24 @@ defmodule RustyJson.StructsReloadTest do
     ]
   end
 
-  defp expected(json) do
+  # The shapes' texts for a value written as `json` (and as `sorted` under `sort_keys: true`).
+  defp expected(json, sorted \\ nil) do
     [
       json,
       "[#{json},#{json}]",
-      ~s({"k":[1,#{json}]}),
+      ~s({"k":[1,#{sorted || json}]}),
       RustyJson.Formatter.pretty_print("[#{json}]"),
       ~s({"k":#{json}})
     ]
   end
 
+  # A struct's fields as the running VM lists them (from OTP 26 atom keys are in atom-index order): what a derived
+  # implementation of all fields writes, as a plain map of the same keys is written.
+  defp fields_json(fields), do: RustyJson.encode!(Map.new(fields))
+
   test "a custom implementation loaded over a derived one is what encodes, at every place" do
     value = %Reloaded{a: 1, b: "x"}
-    assert shapes(value) == expected(~s({"a":1,"b":"x"}))
+    assert shapes(value) == expected(fields_json(a: 1, b: "x"), ~s({"a":1,"b":"x"}))
 
     quietly(fn ->
       Code.eval_string("""
@@ -125,7 +130,7 @@ defmodule RustyJson.StructsReloadTest do
     # implementations it used and Elixir checks them (this file's other tests pass both ways).
     if on? and match?({:unix, :linux}, :os.type()) and otp() in 25..28, do: assert(code_checks)
     unless on?, do: refute(code_checks)
-    assert RustyJson.encode!(%Reloaded{}) == ~s({"a":1,"b":2})
+    assert RustyJson.encode!(%Reloaded{}) == fields_json(a: 1, b: 2)
   end
 
   defp otp, do: :erlang.system_info(:otp_release) |> List.to_integer()
