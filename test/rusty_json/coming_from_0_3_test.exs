@@ -233,8 +233,7 @@ defmodule RustyJson.ComingFrom03Test do
       short = Enum.take_while(docs, &(byte_size(&1) <= max)) |> Enum.map(&RustyJson.decode!/1)
 
       for size <- [1, 7, 64, byte_size(text)] do
-        chunks = for <<c::binary-size(size) <- text>>, do: c
-        chunks = chunks ++ [binary_part(text, length(chunks) * size, rem(byte_size(text), size))]
+        chunks = StreamRun.pieces(text, Enum.to_list(size..byte_size(text)//size))
         result = StreamRun.run(RustyJson.Stream.decode_documents(chunks, max_bytes: max))
 
         assert [{:error, %DecodeError{limit: ^max, position: ^start} = e} | values] =
