@@ -94,6 +94,8 @@ pub(super) fn run<'a>(
     let mut walker = Walker::new(env, &options, normal);
     let root = term.as_c_arg();
     let mut resumed = false;
+    // The implementations the earlier slices' templates came from (`templates::reported`).
+    let mut carried_implementations = Vec::new();
     // The output length the slice started from: a slice that ends with no more made no progress.
     let mut resumed_len = None;
     if let Some(at) = resume {
@@ -103,7 +105,7 @@ pub(super) fn run<'a>(
             .ok()
             .and_then(|p| p.0.lock().ok()?.take());
         if let Some((storage, len, implementations)) = taken {
-            walker.carried_implementations = implementations;
+            carried_implementations = implementations;
             // SAFETY: the storage holds `len` written bytes in an allocated binary of `bin.size` bytes.
             out = unsafe {
                 let (data, cap) = (storage.bin.data, storage.bin.size);
@@ -150,12 +152,14 @@ pub(super) fn run<'a>(
     match result {
         Ok(()) if has_holes => {
             let holes = std::mem::take(&mut walker.holes);
-            let reported = walker.implementations_to_report();
+            let reported =
+                walker.implementations_to_report(std::mem::take(&mut carried_implementations));
             drop(walker);
             templates::reported(env, finish_holes(env, out, &holes), reported)
         }
         Ok(()) => {
-            let reported = walker.implementations_to_report();
+            let reported =
+                walker.implementations_to_report(std::mem::take(&mut carried_implementations));
             drop(walker);
             templates::reported(env, finish(env, out), reported)
         }
@@ -167,7 +171,8 @@ pub(super) fn run<'a>(
             let carried = !(walker.restart || options.strict || options.sort || has_holes);
             let checkpoint = carried.then(|| walker.checkpoint());
             let mark_len = walker.mark.len;
-            let implementations = walker.implementations_to_report();
+            let implementations =
+                walker.implementations_to_report(std::mem::take(&mut carried_implementations));
             drop(walker);
             let checkpoint = checkpoint.filter(|c| c.frames.is_some() && c.depth > 0);
             let progressed = resumed_len.is_none_or(|len| mark_len > len);

@@ -19,6 +19,16 @@ use super::walker::{Fail, Frame, Walker};
 /// Fragments of iolists with more list cells than this are written by Elixir (a hole).
 const FRAGMENT_PIECES: usize = 50_000;
 
+/// What `protocol: false` does with a struct ([`Walker::plain_struct`]).
+pub(super) enum PlainStruct {
+    /// Its fields, a map to open instead.
+    Fields(ErlNifTerm),
+    /// Written natively, as without the option (`open_struct`).
+    Native,
+    /// Left as a hole (already recorded).
+    Written,
+}
+
 impl<'o> Walker<'o> {
     /// A struct: a fragment, a registered derived struct (written here from its template), or a hole for Elixir.
     #[inline(never)]
@@ -43,9 +53,6 @@ impl<'o> Walker<'o> {
                 return self.open_pairs(pairs, out);
             }
         }
-        if self.structs_as_maps {
-            return self.open_plain_struct(term, module, out);
-        }
         match self.walk_template(module) {
             Some(template) if template.size == size => {
                 if template.fields.is_empty() {
@@ -67,17 +74,25 @@ impl<'o> Walker<'o> {
         }
     }
 
-    /// A struct under `protocol: false` (RustyJson 0.3's way): a map of its fields without `__struct__`, whatever
-    /// its implementation says; MapSet, Range, URI and Decimal are holes that Elixir writes in 0.3's forms.
+    /// A struct under `protocol: false` (RustyJson 0.3's way): its fields as a map without `__struct__`, whatever
+    /// its implementation says (`open_map` opens it: a loop there, not a call, so `open_map` stays inlined in its
+    /// one caller); written natively as ever (fragments, ordered objects, dates); or, for MapSet, Range, URI and
+    /// Decimal, a hole that Elixir writes in 0.3's forms (`RustyJson.Plain`).
     #[cold]
     #[inline(never)]
-    fn open_plain_struct(
+    pub(super) fn plain_struct(
         &mut self,
         term: ErlNifTerm,
         module: ErlNifTerm,
+        size: usize,
         out: &mut Out,
-    ) -> Result<(), Fail> {
-        // Written by Elixir in 0.3's forms (`RustyJson.Plain`).
+    ) -> Result<PlainStruct, Fail> {
+        let native = (module == self.fragment && size == 3)
+            || (module == self.ordered_object && size == 2)
+            || self.calendar_kind(module).is_some();
+        if native {
+            return Ok(PlainStruct::Native);
+        }
         let held = [
             atoms::map_set(),
             atoms::range(),
@@ -85,15 +100,15 @@ impl<'o> Walker<'o> {
             atoms::decimal(),
         ];
         if held.iter().any(|a| a.as_c_arg() == module) {
-            return self.hole(term, out);
+            self.hole(term, out)?;
+            return Ok(PlainStruct::Written);
         }
         let mut fields = ErlNifTerm::default();
         // SAFETY: `term` is a map holding `__struct__`; the new map is a term of this call's environment.
         if unsafe { enif_make_map_remove(self.env, term, self.struct_key, &mut fields) } == 0 {
             return Err(Fail::Unsupported(term));
         }
-        // (Through `write_value`: `open_map` stays with its one caller, inlined there.)
-        self.write_value(fields, out)
+        Ok(PlainStruct::Fields(fields))
     }
 
     /// A term of no other kind: a tuple written as an array where they are (`protocol: false`,
@@ -112,7 +127,8 @@ impl<'o> Walker<'o> {
         }
     }
 
-    /// A tuple written as an array: its elements as a list, walked as lists are.
+    /// A tuple written as an array: its elements as a list, walked as lists are (a frame pushed here, not a call
+    /// of `write_value`, which would make it recursive and no longer inlined in the walk).
     fn open_tuple(&mut self, term: ErlNifTerm, out: &mut Out) -> Result<(), Fail> {
         let mut arity = 0;
         let mut elements: *const ErlNifTerm = ptr::null();
@@ -120,26 +136,35 @@ impl<'o> Walker<'o> {
         if unsafe { enif_get_tuple(self.env, term, &mut arity, &mut elements) } == 0 {
             return Err(Fail::Unsupported(term));
         }
+        if arity == 0 {
+            out.extend(b"[]");
+            return Ok(());
+        }
         let list = unsafe { enif_make_list_from_array(self.env, elements, arity as u32) };
-        self.write_value(list, out)
+        out.push(b'[');
+        self.stack.push(Frame::List {
+            tail: list,
+            count: 0,
+        });
+        Ok(())
     }
 
-    /// The implementations whose templates this encode wrote from, where the VM cannot be asked whether they are
-    /// still loaded (`templates::reported`): empty elsewhere.
-    pub(super) fn implementations_to_report(&self) -> Vec<ErlNifTerm> {
-        if (self.templates.is_empty() && self.carried_implementations.is_empty())
-            || templates::checked(self.env)
-        {
+    /// The implementations whose templates this encode wrote from, with those of its earlier slices (`carried`),
+    /// where the VM cannot be asked whether they are still loaded (`templates::reported`): empty elsewhere.
+    pub(super) fn implementations_to_report(
+        &self,
+        mut carried: Vec<ErlNifTerm>,
+    ) -> Vec<ErlNifTerm> {
+        if (self.templates.is_empty() && carried.is_empty()) || templates::checked(self.env) {
             return Vec::new();
         }
-        let mut all = self.carried_implementations.clone();
         for (_, template) in &self.templates {
             let implementation = template.implementation();
-            if !all.contains(&implementation) {
-                all.push(implementation);
+            if !carried.contains(&implementation) {
+                carried.push(implementation);
             }
         }
-        all
+        carried
     }
 
     /// The template of the derived struct `module` as this walk writes it (sorted or not), if registered.

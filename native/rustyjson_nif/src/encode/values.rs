@@ -12,6 +12,7 @@ use rustyjson_core::number;
 
 use super::budget::BYTES_PER_UNIT_SHIFT;
 use super::output::Out;
+use super::structs::PlainStruct;
 use super::walker::{Fail, Frame, Walker};
 use rustyjson_core::key_cache::KeyUse;
 
@@ -134,30 +135,43 @@ impl<'o> Walker<'o> {
 
     fn open_map(&mut self, term: ErlNifTerm, out: &mut Out) -> Result<(), Fail> {
         let env = self.env;
-        let mut size = 0;
-        unsafe { enif_get_map_size(env, term, &mut size) };
-        if size == 0 {
-            out.extend(b"{}");
-            return Ok(());
-        }
-        // A struct is known before anything is written: a flat map's keys are scanned (word compares), a larger
-        // map is asked. (The walk still checks `__struct__` keys, and `inside_struct` errors, as a safety net.)
-        let flat = self.reads.flatmap(term);
-        let module = match flat {
-            Some((keys, vals, len)) => (0..len)
-                .find(|&i| unsafe { *keys.add(i) } == self.struct_key)
-                .map(|i| unsafe { *vals.add(i) })
-                .filter(|m| {
-                    matches!(
-                        unsafe { enif_term_type(env, *m) },
-                        ErlNifTermType::ERL_NIF_TERM_TYPE_ATOM
-                    )
-                }),
-            None => self.struct_module(term),
+        let mut term = term;
+        // (A loop: under `protocol: false` a struct's fields are opened as a map in its place.)
+        let (term, size, flat) = loop {
+            let mut size = 0;
+            unsafe { enif_get_map_size(env, term, &mut size) };
+            if size == 0 {
+                out.extend(b"{}");
+                return Ok(());
+            }
+            // A struct is known before anything is written: a flat map's keys are scanned (word compares), a
+            // larger map is asked. (The walk still checks `__struct__` keys, and `inside_struct` errors, as a
+            // safety net.)
+            let flat = self.reads.flatmap(term);
+            let module = match flat {
+                Some((keys, vals, len)) => (0..len)
+                    .find(|&i| unsafe { *keys.add(i) } == self.struct_key)
+                    .map(|i| unsafe { *vals.add(i) })
+                    .filter(|m| {
+                        matches!(
+                            unsafe { enif_term_type(env, *m) },
+                            ErlNifTermType::ERL_NIF_TERM_TYPE_ATOM
+                        )
+                    }),
+                None => self.struct_module(term),
+            };
+            match module {
+                None => break (term, size, flat),
+                Some(module) if self.structs_as_maps => {
+                    match self.plain_struct(term, module, size, out)? {
+                        PlainStruct::Fields(fields) => term = fields,
+                        PlainStruct::Native => return self.open_struct(term, module, size, out),
+                        PlainStruct::Written => return Ok(()),
+                    }
+                }
+                Some(module) => return self.open_struct(term, module, size, out),
+            }
         };
-        if let Some(module) = module {
-            return self.open_struct(term, module, size, out);
-        }
         if self.sort {
             return self.open_sorted(term, size, flat, out);
         }

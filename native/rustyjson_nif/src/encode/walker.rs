@@ -184,9 +184,6 @@ pub(super) struct Walker<'o> {
     pub(super) structs_as_maps: bool,
     /// Tuples are written as arrays.
     pub(super) tuples: bool,
-    /// The implementations whose templates earlier slices of this encode wrote from (see
-    /// `templates::reported`).
-    pub(super) carried_implementations: Vec<ErlNifTerm>,
 }
 
 /// Flat maps a call opens before it uses the key cache.
@@ -287,7 +284,6 @@ impl<'o> Walker<'o> {
             restart: false,
             holes: Vec::new(),
             templates: Vec::new(),
-            carried_implementations: Vec::new(),
             key_cache: KeyCache::default(),
             flat_maps: 0,
         }
