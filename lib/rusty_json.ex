@@ -23,7 +23,8 @@ defmodule RustyJson do
   Options (as Jason's, a keyword list or a map; anything else, or a bad value, raises `ArgumentError` naming it):
     * `:escape`: `:json` (default), `:javascript_safe`, `:html_safe` or `:unicode_safe`.
     * `:maps`: `:naive` (default) or `:strict` (two keys converting to the same string are an error).
-    * `:pretty`: `true`, or a keyword list with `:indent`, `:line_separator`, `:after_colon`.
+    * `:pretty`: `true`, or a keyword list with `:indent`, `:line_separator`, `:after_colon`; as RustyJson 0.3
+      takes them too, an indent alone (`pretty: 4`, that many spaces, or `pretty: "\\t"`) and `indent: 4`.
 
   Options Jason lacks:
     * `:sort_keys`: `false` (default) or `true`: every object's keys in byte order of the key string (atom and
@@ -35,6 +36,13 @@ defmodule RustyJson do
     * `:compress`: `:none` (default), `:gzip` (level 6, zlib's default) or `{:gzip, level}` with a level in
       0..9: the result is the final output as a gzip binary (`:zlib.gunzip/1` reads it back), compressed in the
       NIF in slices that yield the scheduler.
+    * `:protocol`: `true` (default) or `false`, RustyJson 0.3's: no `RustyJson.Encoder` implementation is
+      called; every struct is written as a map of its fields (without `__struct__`, whatever `@derive` says:
+      not for structs that hold secrets), tuples as arrays, a `MapSet` as an array, a `Range` as
+      `{"first":..,"last":..}`, a `URI` as its string (README, "Coming from RustyJson 0.3").
+
+      iex> RustyJson.encode!(%{t: {1, MapSet.new([2])}}, protocol: false)
+      ~s({"t":[1,[2]]})
 
       iex> RustyJson.encode(%{b: 1, a: %{d: 2, c: 3}}, sort_keys: true)
       {:ok, ~s({"a":{"c":3,"d":2},"b":1})}
