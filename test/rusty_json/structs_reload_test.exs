@@ -129,9 +129,10 @@ defmodule RustyJson.StructsReloadTest do
     on? = System.get_env("RUSTYJSON_FAST_PATHS") != "off"
     code_checks = RustyJson.Native.info().fast_paths.code_checks
 
-    # Verified on OTP 25 and 27 (Linux); OTP 29 exports only erl_nif's API: there the encode reports the
-    # implementations it used and Elixir checks them (this file's other tests pass both ways).
-    if on? and match?({:unix, :linux}, :os.type()) and otp() in 25..28, do: assert(code_checks)
+    # Found on Debian's OTP 25 and 27 (the VMs CI runs); OTP 29 exports only erl_nif's API, and other builds may
+    # hide it too: there the encode reports the implementations it used and Elixir checks them (this file's other
+    # tests pass both ways).
+    if on? and match?({:unix, :linux}, :os.type()) and otp() in [25, 27], do: assert(code_checks)
     unless on?, do: refute(code_checks)
     assert RustyJson.encode!(%Reloaded{}) == derived_json(%Reloaded{})
   end
