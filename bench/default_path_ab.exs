@@ -1,6 +1,7 @@
 # The default path (no options) on the public documents and a small object, best of N: for comparing two builds,
 # run alternately from each build's checkout (bench/notes/17-bit-offsets-reloads-0.3.md).
 #   taskset -c 1 mix run PATH/TO/bench/default_path_ab.exs
+Code.require_file("best_of.exs", __DIR__)
 dir = System.get_env("RUSTYJSON_BENCH_DATA") || Path.expand("../../shared/data/bench", __DIR__)
 
 docs =
@@ -9,18 +10,7 @@ docs =
 
 small = ~s({"id":123,"name":"user","tags":["a","b"],"active":true,"score":1.5})
 
-best = fn f, n ->
-  parent = self()
-
-  spawn(fn ->
-    f.()
-    send(parent, Enum.min(for _ <- 1..n, do: elem(:timer.tc(f), 0)))
-  end)
-
-  receive do
-    us -> us
-  end
-end
+best = &RustyJson.Bench.BestOf.run/2
 
 for {name, json} <- docs do
   term = RustyJson.decode!(json)
