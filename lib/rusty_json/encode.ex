@@ -192,13 +192,11 @@ defmodule RustyJson.Encode do
   end
 
   # `protocol: false`: the NIF leaves MapSet, Range and URI (RustyJson 0.3's forms).
-  defp hole(%_{} = struct, registered, opts) when is_tuple(opts) and tuple_size(opts) >= 4 do
+  defp hole(%_{} = struct, registered, opts) do
     if EncodeOptions.structs_as_maps?(opts),
       do: {value(RustyJson.Plain.term(struct), opts), registered},
       else: protocol_hole(struct, registered, opts)
   end
-
-  defp hole(struct, registered, opts), do: protocol_hole(struct, registered, opts)
 
   defp protocol_hole(%module{} = struct, registered, opts) do
     case registered do

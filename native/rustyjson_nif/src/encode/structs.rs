@@ -19,18 +19,9 @@ use super::walker::{Fail, Frame, Walker};
 /// Fragments of iolists with more list cells than this are written by Elixir (a hole).
 const FRAGMENT_PIECES: usize = 50_000;
 
-/// What `protocol: false` does with a struct ([`Walker::plain_struct`]).
-pub(super) enum PlainStruct {
-    /// Its fields, a map to open instead.
-    Fields(ErlNifTerm),
-    /// Written natively, as without the option (`open_struct`).
-    Native,
-    /// Left as a hole (already recorded).
-    Written,
-}
-
 impl<'o> Walker<'o> {
     /// A struct: a fragment, a registered derived struct (written here from its template), or a hole for Elixir.
+    /// Under `protocol: false`, other structs are their fields: `Some(map)` for `open_map` to open in its place.
     #[inline(never)]
     pub(super) fn open_struct(
         &mut self,
@@ -38,21 +29,35 @@ impl<'o> Walker<'o> {
         module: ErlNifTerm,
         size: usize,
         out: &mut Out,
-    ) -> Result<(), Fail> {
+    ) -> Result<Option<ErlNifTerm>, Fail> {
         if module == self.fragment && size == 3 {
-            return self.write_fragment(term, out);
+            return self.write_fragment(term, out).map(|()| None);
         }
         if let Some(kind) = self.calendar_kind(module) {
             if self.write_calendar(term, kind, out).is_some() {
-                return Ok(());
+                return Ok(None);
             }
-            return self.hole(term, out);
+            return self.hole(term, out).map(|()| None);
         }
         if module == self.ordered_object && size == 2 {
             if let Some(pairs) = self.ordered_pairs(term) {
-                return self.open_pairs(pairs, out);
+                return self.open_pairs(pairs, out).map(|()| None);
             }
         }
+        if self.structs_as_maps {
+            return self.plain_struct(term, module, out);
+        }
+        self.open_derived(term, module, size, out).map(|()| None)
+    }
+
+    /// A derived struct written from its template, or a hole for Elixir.
+    fn open_derived(
+        &mut self,
+        term: ErlNifTerm,
+        module: ErlNifTerm,
+        size: usize,
+        out: &mut Out,
+    ) -> Result<(), Fail> {
         match self.walk_template(module) {
             Some(template) if template.size == size => {
                 if template.fields.is_empty() {
@@ -76,39 +81,31 @@ impl<'o> Walker<'o> {
 
     /// A struct under `protocol: false` (RustyJson 0.3's way): its fields as a map without `__struct__`, whatever
     /// its implementation says (`open_map` opens it: a loop there, not a call, so `open_map` stays inlined in its
-    /// one caller); written natively as ever (fragments, ordered objects, dates); or, for MapSet, Range, URI and
-    /// Decimal, a hole that Elixir writes in 0.3's forms (`RustyJson.Plain`).
+    /// one caller); MapSet, Range, URI and Decimal, and an ordered object that is not one, are holes that Elixir
+    /// writes (in 0.3's forms: `RustyJson.Plain`; or its error).
     #[cold]
     #[inline(never)]
-    pub(super) fn plain_struct(
+    fn plain_struct(
         &mut self,
         term: ErlNifTerm,
         module: ErlNifTerm,
-        size: usize,
         out: &mut Out,
-    ) -> Result<PlainStruct, Fail> {
-        let native = (module == self.fragment && size == 3)
-            || (module == self.ordered_object && size == 2)
-            || self.calendar_kind(module).is_some();
-        if native {
-            return Ok(PlainStruct::Native);
-        }
+    ) -> Result<Option<ErlNifTerm>, Fail> {
         let held = [
             atoms::map_set(),
             atoms::range(),
             atoms::uri(),
             atoms::decimal(),
         ];
-        if held.iter().any(|a| a.as_c_arg() == module) {
-            self.hole(term, out)?;
-            return Ok(PlainStruct::Written);
+        if module == self.ordered_object || held.iter().any(|a| a.as_c_arg() == module) {
+            return self.hole(term, out).map(|()| None);
         }
         let mut fields = ErlNifTerm::default();
         // SAFETY: `term` is a map holding `__struct__`; the new map is a term of this call's environment.
         if unsafe { enif_make_map_remove(self.env, term, self.struct_key, &mut fields) } == 0 {
             return Err(Fail::Unsupported(term));
         }
-        Ok(PlainStruct::Fields(fields))
+        Ok(Some(fields))
     }
 
     /// A term of no other kind: a tuple written as an array where they are (`protocol: false`,
@@ -159,7 +156,7 @@ impl<'o> Walker<'o> {
             return Vec::new();
         }
         for (_, template) in &self.templates {
-            let implementation = template.implementation();
+            let implementation = template.implementation;
             if !carried.contains(&implementation) {
                 carried.push(implementation);
             }

@@ -30,7 +30,7 @@ pub struct Template {
     /// registration so a sorted walk reads a template as any walk does. `None` in the sorted template itself.
     pub(super) sorted: Option<Arc<Template>>,
     /// The implementation module that registered it (`RustyJson.Encoder.<Struct>`, an atom).
-    implementation: ErlNifTerm,
+    pub(super) implementation: ErlNifTerm,
 }
 
 impl Template {
@@ -110,13 +110,6 @@ pub fn register_template<'a>(
         .get_or_insert_with(HashMap::new)
         .insert(module.as_c_arg(), Arc::new(template));
     rustler::types::atom::ok().encode(env)
-}
-
-impl Template {
-    /// The implementation module that registered it.
-    pub(super) fn implementation(&self) -> ErlNifTerm {
-        self.implementation
-    }
 }
 
 /// Whether the VM can be asked which implementation is loaded (`term::code`): then every template used is checked.

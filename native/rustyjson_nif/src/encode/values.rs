@@ -12,7 +12,6 @@ use rustyjson_core::number;
 
 use super::budget::BYTES_PER_UNIT_SHIFT;
 use super::output::Out;
-use super::structs::PlainStruct;
 use super::walker::{Fail, Frame, Walker};
 use rustyjson_core::key_cache::KeyUse;
 
@@ -162,14 +161,10 @@ impl<'o> Walker<'o> {
             };
             match module {
                 None => break (term, size, flat),
-                Some(module) if self.structs_as_maps => {
-                    match self.plain_struct(term, module, size, out)? {
-                        PlainStruct::Fields(fields) => term = fields,
-                        PlainStruct::Native => return self.open_struct(term, module, size, out),
-                        PlainStruct::Written => return Ok(()),
-                    }
-                }
-                Some(module) => return self.open_struct(term, module, size, out),
+                Some(module) => match self.open_struct(term, module, size, out)? {
+                    Some(fields) => term = fields,
+                    None => return Ok(()),
+                },
             }
         };
         if self.sort {

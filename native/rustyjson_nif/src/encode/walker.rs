@@ -179,7 +179,7 @@ pub(super) struct Walker<'o> {
     /// `FLAT_MAPS_BEFORE_KEY_CACHE` flat maps (a small encode never touches it).
     pub(super) key_cache: KeyCache,
     pub(super) flat_maps: u32,
-    // RustyJson 0.3's ways and the templates' check, rarely read: kept after the fields the walk reads.
+    // RustyJson 0.3's ways (read only for structs and terms of no other kind).
     /// `protocol: false`: structs not written natively are written as maps of their fields.
     pub(super) structs_as_maps: bool,
     /// Tuples are written as arrays.
