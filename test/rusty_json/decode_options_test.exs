@@ -308,6 +308,31 @@ defmodule RustyJson.DecodeOptionsTest do
         assert :binary.referenced_byte_size(string) == expected, "#{len} bytes, key: #{key?}"
       end
     end
+
+    # Escaped strings longer than a heap binary are unescaped into a binary shared by the call's others, at most
+    # 64 KiB and never larger than the input; past 4 KiB, and with `strings: :copy`, each has its own.
+    test "escaped strings share a binary no larger than the input or 64 KiB" do
+      for {count, len} <- [{1, 65}, {3, 100}, {2_000, 150}, {40, 5_000}, {3, 4_000}] do
+        texts = for i <- 1..count, do: String.duplicate("é", div(len, 2) - 4) <> "\t\"#{i}"
+        json = RustyJson.encode!(texts)
+        decoded = RustyJson.decode!(json)
+        assert decoded == texts
+
+        held = Enum.map(decoded, &:binary.referenced_byte_size/1)
+
+        if len > 4_096 do
+          assert held == Enum.map(texts, &byte_size/1)
+        else
+          assert Enum.all?(held, &(&1 <= min(byte_size(json), 65_536)))
+          # Shared: fewer binaries than strings once there are several.
+          if count > 1, do: assert(Enum.any?(held, &(&1 > len)))
+        end
+
+        copied = RustyJson.decode!(json, strings: :copy)
+        assert copied == texts
+        assert Enum.map(copied, &:binary.referenced_byte_size/1) == Enum.map(texts, &byte_size/1)
+      end
+    end
   end
 
   describe "objects" do

@@ -255,4 +255,36 @@ struct TermBuilder<'a> {
     /// On a normal scheduler: large containers are left for a dirty one (`defer_build`), and whether one was.
     defer_large: bool,
     deferred: bool,
+    /// Where this call's unescaped strings go (see [`SharedText`]).
+    shared: SharedText,
 }
+
+/// A binary that a call's escaped strings longer than a heap binary are unescaped into, each returned as a
+/// sub-binary of it, as unescaped strings are sub-binaries of the input. One allocation, and one off-heap
+/// reference for the collector, per chunk rather than per string: a string of its own cost a malloc, a
+/// `ProcBin` and its free. A kept string holds its chunk (at most [`SHARED_CHUNK`] bytes, and no more than
+/// the input's size) as a kept unescaped string holds the input; `strings: :copy` gives each its own binary.
+/// `enif_make_new_binary`'s bytes may be written until the call returns: a call's chunk is never written after.
+struct SharedText {
+    term: T,
+    data: *mut u8,
+    len: usize,
+    used: usize,
+}
+
+impl SharedText {
+    fn empty() -> SharedText {
+        SharedText {
+            term: T::default(),
+            data: std::ptr::null_mut(),
+            len: 0,
+            used: 0,
+        }
+    }
+}
+
+/// The size of a shared binary for unescaped strings ([`SharedText`]), unless the input is smaller.
+const SHARED_CHUNK: usize = 64 * 1024;
+/// Unescaped strings longer than this get a binary of their own: sharing saves nothing on them, and a chunk
+/// would hold their size again.
+const SHARED_STRING_MAX: usize = 4 * 1024;

@@ -77,6 +77,7 @@ impl<'a> TermBuilder<'a> {
             large_fills: Vec::new(),
             defer_large: false,
             deferred: false,
+            shared: SharedText::empty(),
         };
         builder.start_call(env, input, bytes, opts);
         if builder.keys == KEYS_INTERN {
@@ -156,6 +157,7 @@ impl<'a> TermBuilder<'a> {
         self.arena = write::Arena::new(bytes.len());
         self.defer_large = false;
         self.deferred = false;
+        self.shared = SharedText::empty();
     }
 
     /// What every call does before it returns: the arena's unused rest becomes a valid term, and large-object
@@ -163,6 +165,8 @@ impl<'a> TermBuilder<'a> {
     pub(super) fn end_call(&mut self) {
         // SAFETY: the arena's terms were written in this call, which has not returned yet.
         unsafe { self.writes.seal(self.env, &self.arena) };
+        // The chunk's bytes may not be written once the call returns.
+        self.shared = SharedText::empty();
         if !self.large_shapes.is_empty() {
             LARGE_SHAPES.with(|c| {
                 if let Ok(mut c) = c.try_borrow_mut() {
@@ -285,13 +289,54 @@ impl<'a> TermBuilder<'a> {
     }
 
     #[inline(always)]
-    fn binary(&self, s: Str, copy: bool) -> T {
+    fn binary(&mut self, s: Str, copy: bool) -> T {
         match s {
             Str::Input { start, end, .. } if !copy && end - start > self.short_input => unsafe {
                 enif_make_sub_binary(self.env, self.input, start, end - start)
             },
+            Str::Unescaped(bytes)
+                if !copy && (HEAP_BIN_MAX + 1..=SHARED_STRING_MAX).contains(&bytes.len()) =>
+            {
+                self.shared_binary(bytes)
+            }
             s => self.copy_binary(s.bytes()),
         }
+    }
+
+    /// `bytes` (unescaped text) as a sub-binary of this call's shared binary ([`SharedText`]).
+    #[inline]
+    fn shared_binary(&mut self, bytes: &[u8]) -> T {
+        if self.shared.len - self.shared.used < bytes.len() {
+            self.new_shared_chunk(bytes.len());
+        }
+        let shared = &mut self.shared;
+        // SAFETY: `bytes.len()` bytes are free past `used` in the chunk, which this call made and still owns.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                bytes.as_ptr(),
+                shared.data.add(shared.used),
+                bytes.len(),
+            );
+            let term = enif_make_sub_binary(self.env, shared.term, shared.used, bytes.len());
+            shared.used += bytes.len();
+            term
+        }
+    }
+
+    /// A fresh shared binary: [`SHARED_CHUNK`] bytes, or the input's size when it is smaller (a string's
+    /// unescaped text is never longer than its token), and room for at least the `needed` bytes.
+    #[cold]
+    fn new_shared_chunk(&mut self, needed: usize) {
+        let len = SHARED_CHUNK.min(self.input_bytes.len()).max(needed);
+        let mut term = MaybeUninit::<T>::uninit();
+        // SAFETY: a binary of this call's environment; its bytes are written only during this call.
+        let data = unsafe { enif_make_new_binary(self.env, len, term.as_mut_ptr()) };
+        self.shared = SharedText {
+            term: unsafe { term.assume_init() },
+            data,
+            len,
+            used: 0,
+        };
     }
 }
 
