@@ -2,6 +2,9 @@
 //! it held non-ASCII bytes, which the parser then validates at once with `std::str::from_utf8`: the same rules as
 //! Erlang's `utf8` matching, no overlongs, no surrogates, nothing above U+10FFFF), and over whitespace.
 
+#[cfg(all(target_arch = "x86_64", not(feature = "portable")))]
+pub mod avx2;
+
 const ONES: u64 = 0x0101_0101_0101_0101;
 const HIGHS: u64 = 0x8080_8080_8080_8080;
 
@@ -260,6 +263,24 @@ const VALIDATE_INLINE_MAX: usize = 64;
 /// into `from_utf8` cost more than the check for them.
 #[inline]
 pub fn validate(bytes: &[u8]) -> Result<(), usize> {
+    #[cfg(all(target_arch = "x86_64", not(feature = "portable")))]
+    if (avx2::MIN_LEN..=AVX2_MAX).contains(&bytes.len()) && avx2::available() {
+        // SAFETY: the CPU has AVX2.
+        if unsafe { avx2::is_valid(bytes) } {
+            return Ok(());
+        }
+        return validate_slowly(bytes);
+    }
+    validate_slowly(bytes)
+}
+
+/// Longer strings are validated by `simdutf8`, as fast there and quicker over long runs of ASCII.
+#[cfg(all(target_arch = "x86_64", not(feature = "portable")))]
+const AVX2_MAX: usize = 4096;
+
+/// [`validate`] without AVX2, and where it found a fault: its position.
+#[inline]
+fn validate_slowly(bytes: &[u8]) -> Result<(), usize> {
     if bytes.len() > VALIDATE_INLINE_MAX {
         // SIMD blocks (std's `from_utf8` goes a byte at a time through CJK, Hangul and emoji: a quarter of the
         // multilingual text's encode), the same rules; the faster check without a position first, as text is
@@ -344,6 +365,87 @@ mod tests {
                     .map_err(|e| e.valid_up_to());
                 assert_eq!(validate(&v), expected, "{v:x?}");
             }
+        }
+    }
+
+    /// Every 1- to 4-byte sequence class, valid or not, at every position of strings the block validators take
+    /// (both sides of their block sizes and limits), in ASCII and in multi-byte text, and random mixes of
+    /// sequence pieces: the answer and the position are `std::str::from_utf8`'s.
+    #[test]
+    fn validate_agrees_with_from_utf8_at_every_position() {
+        let pieces: [&[u8]; 24] = [
+            b"a",
+            b"\xc3\xa9",
+            b"\xe6\xbc\xa2",
+            b"\xf0\x9f\x98\x80",
+            b"\x80",
+            b"\xbf",
+            b"\xc0\x80",
+            b"\xc1\xbf",
+            b"\xc2",
+            b"\xe0\x80\x80",
+            b"\xe0\xa0\x80",
+            b"\xed\xa0\x80",
+            b"\xed\x9f\xbf",
+            b"\xef\xbf\xbf",
+            b"\xf0\x8f\xbf\xbf",
+            b"\xf0\x90\x80\x80",
+            b"\xf4\x8f\xbf\xbf",
+            b"\xf4\x90\x80\x80",
+            b"\xf5\x80\x80\x80",
+            b"\xff",
+            b"\xe6\xbc",
+            b"\xf0\x9f\x98",
+            b"\xc3\xa9\x80",
+            b"\x7f",
+        ];
+        let check = |v: &[u8]| {
+            let expected = std::str::from_utf8(v)
+                .map(|_| ())
+                .map_err(|e| e.valid_up_to());
+            assert_eq!(validate(v), expected, "{v:x?}");
+        };
+        for len in [
+            35, 36, 40, 63, 64, 65, 66, 67, 96, 100, 129, 200, 4096, 4097,
+        ] {
+            for background in ["a", "é", "漢", "😀"] {
+                let mut base = background.repeat(len);
+                base.truncate(base.floor_char_boundary(len));
+                let base = base.into_bytes();
+                check(&base);
+                for piece in pieces {
+                    for at in
+                        (0..base.len()).filter(|&i| i < 70 || i + 70 > base.len() || i % 29 == 0)
+                    {
+                        let mut v = base[..at].to_vec();
+                        v.extend_from_slice(piece);
+                        v.extend_from_slice(&base[at..]);
+                        check(&v);
+                    }
+                }
+            }
+        }
+        // Random strings of pieces, mostly valid ones.
+        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        for _ in 0..20_000 {
+            let mut v = Vec::new();
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let target = 35 + (seed >> 40) as usize % 180;
+            while v.len() < target {
+                seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let pick = (seed >> 33) as usize;
+                let piece = if pick % 64 == 0 {
+                    pieces[pick / 64 % 24]
+                } else {
+                    pieces[pick % 4]
+                };
+                v.extend_from_slice(piece);
+            }
+            check(&v);
         }
     }
 
