@@ -414,8 +414,8 @@ mod tests {
                 let base = base.into_bytes();
                 check(&base);
                 for piece in pieces {
-                    for at in
-                        (0..base.len()).filter(|&i| i < 70 || i + 70 > base.len() || i % 29 == 0)
+                    for at in (0..base.len())
+                        .filter(|&i| i < 70 || i + 70 > base.len() || i.is_multiple_of(29))
                     {
                         let mut v = base[..at].to_vec();
                         v.extend_from_slice(piece);
@@ -438,7 +438,7 @@ mod tests {
                     .wrapping_mul(6364136223846793005)
                     .wrapping_add(1442695040888963407);
                 let pick = (seed >> 33) as usize;
-                let piece = if pick % 64 == 0 {
+                let piece = if pick.is_multiple_of(64) {
                     pieces[pick / 64 % 24]
                 } else {
                     pieces[pick % 4]
