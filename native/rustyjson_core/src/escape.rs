@@ -53,6 +53,9 @@ const HEX_UPPER: &[u8; 16] = b"0123456789ABCDEF";
 
 /// The escape of each byte the default mode escapes (control bytes, `"`, `\\`), as its bytes in the low bytes
 /// of a little-endian word and its length in the top byte (0 for bytes that are not escaped).
+#[cfg(all(target_arch = "x86_64", not(feature = "portable")))]
+mod avx2;
+
 static ESCAPE_SEQUENCES: [u64; 256] = escape_sequences();
 
 const fn escape_sequences() -> [u64; 256] {
@@ -213,6 +216,22 @@ fn write_json_string<S: Storage>(out: &mut Buffer<S>, s: &[u8]) -> Result<(), us
             }
             return Ok(());
         }
+    }
+    write_json_string_wide(out, s)
+}
+
+/// [`write_json_string`] past its one-step path. Out of line: in line, its AVX2 branch made the walk's short
+/// strings 5% slower (citm_catalog's).
+#[inline(never)]
+fn write_json_string_wide<S: Storage>(out: &mut Buffer<S>, s: &[u8]) -> Result<(), usize> {
+    #[cfg(all(target_arch = "x86_64", not(feature = "portable")))]
+    if s.len() >= avx2::WRITE_MIN && utf8::avx2::available() {
+        // SAFETY: the CPU has AVX2.
+        return match unsafe { avx2::write_json_string(out, s) } {
+            Some(true) => Ok(()),
+            Some(false) => Err(utf8::validate(s).expect_err("the block check found a fault")),
+            None => write_json_string_long(out, s),
+        };
     }
     if (BOUNDED_MIN..=BOUNDED_MAX).contains(&s.len()) {
         if let Some(written) = write_json_string_bounded(out, s) {
@@ -430,6 +449,60 @@ mod tests {
                 }
             } else {
                 assert!(bounded.is_empty(), "{s:x?}");
+            }
+        }
+    }
+
+    /// The AVX2 writer against the bytewise one: a special byte, a multi-byte character or an invalid byte at
+    /// every position of strings around its 32-byte blocks, over ASCII and multi-byte text, escapes dense and
+    /// sparse, after other output; where the escapes outgrow its room it writes nothing.
+    #[cfg(all(target_arch = "x86_64", not(feature = "portable")))]
+    #[test]
+    fn avx2_writer_agrees_with_the_bytewise_writer() {
+        if !utf8::avx2::available() {
+            return;
+        }
+        let pieces: [&[u8]; 10] = [
+            b"\"",
+            b"\\",
+            b"\n",
+            b"\x01",
+            b"\x1f",
+            "é".as_bytes(),
+            "😀".as_bytes(),
+            b"\xC3",
+            b"\x80",
+            b"\xED\xA0\x80",
+        ];
+        let check = |s: &[u8]| {
+            let mut bytewise = Buffer::default();
+            let expected = write_escaped(&mut bytewise, s, Mode::Json);
+            let mut out = Buffer::default();
+            out.extend(b"[1,");
+            match unsafe { avx2::write_json_string(&mut out, s) } {
+                None => assert_eq!(out.as_slice(), b"[1,", "{s:x?}"),
+                Some(valid) => {
+                    assert_eq!(valid, expected.is_ok(), "{s:x?}");
+                    if valid {
+                        assert_eq!(&out.as_slice()[3..], bytewise.as_slice(), "{s:x?}");
+                    }
+                }
+            }
+        };
+        for len in [35, 36, 40, 63, 64, 65, 66, 95, 96, 97, 130, 300] {
+            for background in ["a", "é", "漢", "\t", "\""] {
+                let base = background.repeat(len).into_bytes();
+                let base = &base[..len];
+                check(base);
+                for piece in pieces {
+                    for at in 0..len {
+                        let mut v = base[..at].to_vec();
+                        v.extend_from_slice(piece);
+                        v.extend_from_slice(&base[at..]);
+                        v.truncate(len.max(35));
+                        check(&v);
+                    }
+                }
             }
         }
     }

@@ -90,6 +90,99 @@ pub fn available() -> bool {
     std::is_x86_feature_detected!("avx2")
 }
 
+/// Validation over a string's 32-byte blocks, visited in any order (each block's three bytes before are loaded
+/// from the string itself, so none depends on the one before): the faults of every block seen, gathered.
+pub struct Checker {
+    first_high: __m256i,
+    first_low: __m256i,
+    second_high: __m256i,
+    error: __m256i,
+}
+
+impl Checker {
+    /// # Safety
+    /// The CPU must have AVX2 ([`available`]).
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    pub unsafe fn new() -> Checker {
+        let table = |t: &[u8; 16]| {
+            _mm256_broadcastsi128_si256(_mm_loadu_si128(t.as_ptr() as *const __m128i))
+        };
+        Checker {
+            first_high: table(&FIRST_HIGH),
+            first_low: table(&FIRST_LOW),
+            second_high: table(&SECOND_HIGH),
+            error: _mm256_setzero_si256(),
+        }
+    }
+
+    /// Checks the string's first block, `first` (its first 32 bytes; the bytes before it count as ASCII).
+    ///
+    /// # Safety
+    /// As [`Checker::new`].
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    pub unsafe fn first(&mut self, first: __m256i) {
+        let before = _mm256_permute2x128_si256(_mm256_setzero_si256(), first, 0x21);
+        self.pairs(
+            first,
+            _mm256_alignr_epi8(first, before, 15),
+            _mm256_alignr_epi8(first, before, 14),
+            _mm256_alignr_epi8(first, before, 13),
+        );
+    }
+
+    /// Checks the block `input`, which holds the 32 bytes at `at` (at least 3) of the string at `p`, unless it
+    /// and the three bytes before it are ASCII (nothing to check then).
+    ///
+    /// # Safety
+    /// As [`Checker::new`]; `p + at - 3 .. p + at + 32` must be readable.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    pub unsafe fn block(&mut self, p: *const u8, at: usize, input: __m256i) {
+        let load = |at: usize| _mm256_loadu_si256(p.add(at) as *const __m256i);
+        let prev3 = load(at - 3);
+        if _mm256_movemask_epi8(_mm256_or_si256(input, prev3)) != 0 {
+            self.pairs(input, load(at - 1), load(at - 2), prev3);
+        }
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    unsafe fn pairs(&mut self, input: __m256i, prev1: __m256i, prev2: __m256i, prev3: __m256i) {
+        let nibble = _mm256_set1_epi8(0x0F);
+        let high = |v: __m256i| _mm256_and_si256(_mm256_srli_epi16(v, 4), nibble);
+        let pairs = _mm256_and_si256(
+            _mm256_and_si256(
+                _mm256_shuffle_epi8(self.first_high, high(prev1)),
+                _mm256_shuffle_epi8(self.first_low, _mm256_and_si256(prev1, nibble)),
+            ),
+            _mm256_shuffle_epi8(self.second_high, high(input)),
+        );
+        // Where a third or fourth byte of a character must be: two continuations are right there and only there.
+        let third = _mm256_subs_epu8(prev2, _mm256_set1_epi8((0xE0u8 - 0x80) as i8));
+        let fourth = _mm256_subs_epu8(prev3, _mm256_set1_epi8((0xF0u8 - 0x80) as i8));
+        let must = _mm256_and_si256(
+            _mm256_or_si256(third, fourth),
+            _mm256_set1_epi8(0x80u8 as i8),
+        );
+        self.error = _mm256_or_si256(self.error, _mm256_xor_si256(must, pairs));
+    }
+
+    /// Whether `s`, every block of which was checked, is UTF-8: no fault, and no character cut by its end (a lead
+    /// byte among the last three that needs more bytes than follow it).
+    ///
+    /// # Safety
+    /// As [`Checker::new`]; `s` has at least 3 bytes.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    pub unsafe fn valid(&self, s: &[u8]) -> bool {
+        let n = s.len();
+        let cut = s[n - 1] >= 0xC0 || s[n - 2] >= 0xE0 || s[n - 3] >= 0xF0;
+        _mm256_testz_si256(self.error, self.error) != 0 && !cut
+    }
+}
+
 /// Whether `s` (at least [`MIN_LEN`] bytes) is UTF-8 by `std::str::from_utf8`'s rules.
 ///
 /// # Safety
@@ -99,58 +192,20 @@ pub unsafe fn is_valid(s: &[u8]) -> bool {
     let n = s.len();
     debug_assert!(n >= MIN_LEN);
     let p = s.as_ptr();
-    let table = |t: &[u8; 16]| {
-        let lane = _mm_loadu_si128(t.as_ptr() as *const __m128i);
-        _mm256_broadcastsi128_si256(lane)
-    };
-    let (first_high, first_low, second_high) =
-        (table(&FIRST_HIGH), table(&FIRST_LOW), table(&SECOND_HIGH));
-    let nibble = _mm256_set1_epi8(0x0F);
     let load = |at: usize| _mm256_loadu_si256(p.add(at) as *const __m256i);
-    // The faults of the block at `at` given the three vectors of the bytes 1, 2 and 3 before each of its bytes.
-    let faults = |input: __m256i, prev1: __m256i, prev2: __m256i, prev3: __m256i| {
-        let high = |v: __m256i| _mm256_and_si256(_mm256_srli_epi16(v, 4), nibble);
-        let pairs = _mm256_and_si256(
-            _mm256_and_si256(
-                _mm256_shuffle_epi8(first_high, high(prev1)),
-                _mm256_shuffle_epi8(first_low, _mm256_and_si256(prev1, nibble)),
-            ),
-            _mm256_shuffle_epi8(second_high, high(input)),
-        );
-        // Where a third or fourth byte of a character must be: two continuations are right there and only there.
-        let third = _mm256_subs_epu8(prev2, _mm256_set1_epi8((0xE0u8 - 0x80) as i8));
-        let fourth = _mm256_subs_epu8(prev3, _mm256_set1_epi8((0xF0u8 - 0x80) as i8));
-        let must = _mm256_and_si256(
-            _mm256_or_si256(third, fourth),
-            _mm256_set1_epi8(0x80u8 as i8),
-        );
-        _mm256_xor_si256(must, pairs)
-    };
-    // The first block: the bytes before the string are taken as ASCII (zero).
-    let first = load(0);
-    let shifted = _mm256_permute2x128_si256(_mm256_setzero_si256(), first, 0x21);
-    let mut error = faults(
-        first,
-        _mm256_alignr_epi8(first, shifted, 15),
-        _mm256_alignr_epi8(first, shifted, 14),
-        _mm256_alignr_epi8(first, shifted, 13),
-    );
+    let mut checker = Checker::new();
+    checker.first(load(0));
     let mut at = 32;
     loop {
         // The last block ends at the string's end (it may overlap the one before: checked twice, the same way).
         if at + 32 > n {
             at = n - 32;
         }
-        error = _mm256_or_si256(
-            error,
-            faults(load(at), load(at - 1), load(at - 2), load(at - 3)),
-        );
+        checker.block(p, at, load(at));
         if at + 32 >= n {
             break;
         }
         at += 32;
     }
-    // A character cut by the end: a lead byte among the last three that needs more bytes than follow it.
-    let cut = *p.add(n - 1) >= 0xC0 || *p.add(n - 2) >= 0xE0 || *p.add(n - 3) >= 0xF0;
-    _mm256_testz_si256(error, error) != 0 && !cut
+    checker.valid(s)
 }
