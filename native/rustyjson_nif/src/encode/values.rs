@@ -12,7 +12,7 @@ use rustyjson_core::number;
 
 use super::budget::BYTES_PER_UNIT_SHIFT;
 use super::output::Out;
-use super::walker::{Fail, Frame, Walker};
+use super::walker::{Fail, FlatFields, Frame, Walker};
 use rustyjson_core::key_cache::KeyUse;
 
 impl<'o> Walker<'o> {
@@ -179,12 +179,12 @@ impl<'o> Walker<'o> {
             } else {
                 KeyUse::Write
             };
-            self.stack.push(Frame::Flat {
+            self.push_flat(FlatFields {
+                count: 0,
                 map: term,
                 keys,
                 vals,
                 len,
-                count: 0,
                 seen,
                 keys_use,
             });
