@@ -279,6 +279,125 @@ defmodule RustyJson.Bench.Inputs do
     end
   end
 
+  @doc """
+  Issue #50's content kinds, from a seed: text with escapes (short strings with a few of every kind, one kind at a
+  time, `\\uXXXX` escapes with surrogate pairs, long strings dense with escapes, a LiveView-style diff) and floats
+  (full precision, short decimals, integral values, exponents). `scale` multiplies the counts.
+  """
+  def content_kinds(seed \\ 50, scale \\ 1) do
+    :rand.seed(:exsss, {seed, seed * 3 + 1, seed * 5 + 2})
+    n = fn count -> max(1, round(count * scale)) end
+    escapes = ["\t", "\"", "\\", <<1>>, "\n", "/", "\r"]
+
+    sentence = fn words, escapes_each ->
+      Enum.map_join(1..words, " ", fn _ -> word() end)
+      |> insert_escapes(Enum.take_random(escapes, escapes_each))
+    end
+
+    one_kind = fn escape ->
+      for i <- 1..n.(4000), do: %{"id" => i, "text" => ascii_text(70) <> escape <> ascii_text(70)}
+    end
+
+    [
+      from_term(
+        "text_few_escapes",
+        for(i <- 1..n.(4000), do: %{"id" => i, "text" => sentence.(20, 1 + rem(i, 3))})
+      ),
+      from_term("escape_kind_quote", one_kind.("\"")),
+      from_term("escape_kind_control", one_kind.(<<1>>)),
+      # Every non-ASCII character written as `\\uXXXX` (emoji as surrogate pairs): what ASCII-only encoders send.
+      from_json(
+        "escape_kind_unicode",
+        IO.iodata_to_binary(
+          :jiffy.encode(for(i <- 1..n.(2000), do: %{"id" => i, "text" => sentence.(12, 0)}), [
+            :uescape
+          ])
+        )
+      ),
+      from_term(
+        "long_dense_escapes",
+        for(
+          _ <- 1..n.(100),
+          do: Enum.map_join(1..1000, fn _ -> ascii_text(3) <> Enum.random(escapes) end)
+        )
+      ),
+      from_term("liveview_diff", liveview_diff(n.(5000))),
+      from_term(
+        "floats_full_precision",
+        for(
+          _ <- 1..n.(20_000),
+          do: [:rand.uniform() * 360 - 180, :rand.uniform() * 180 - 90, :rand.uniform() * 1000]
+        )
+      ),
+      from_term(
+        "floats_short_decimals",
+        for(
+          i <- 1..n.(50_000),
+          do: [1_700_000_000_000 + i * 1000, Float.round(:rand.uniform() * 1000, 3)]
+        )
+      ),
+      from_term("floats_integral", for(_ <- 1..n.(100_000), do: :rand.uniform(100_000) * 1.0)),
+      from_term(
+        "floats_exponents",
+        for(
+          _ <- 1..n.(60_000),
+          do: Float.round(:rand.uniform() * 10, 4) * :math.pow(10, :rand.uniform(60) - 30)
+        )
+      )
+    ]
+  end
+
+  defp word do
+    script = Enum.random(Map.keys(@scripts))
+    Enum.random(@scripts[script])
+  end
+
+  defp ascii_text(len), do: for(_ <- 1..len, into: "", do: <<Enum.random(?a..?z)>>)
+
+  # The escapes put between words at random places.
+  defp insert_escapes(text, escapes) do
+    Enum.reduce(escapes, text, fn escape, acc ->
+      at = :rand.uniform(byte_size(acc)) - 1
+      {a, b} = :erlang.split_binary(acc, at)
+      # At a character boundary: after the next space.
+      case :binary.split(b, " ") do
+        [head, tail] -> a <> head <> " " <> escape <> tail
+        [head] -> a <> head <> escape
+      end
+    end)
+  end
+
+  # A rendered diff as LiveView sends it: integer-string keys, static HTML fragments with `\"`-escaped
+  # attributes, dynamic values.
+  defp liveview_diff(rows) do
+    static = [
+      "<tr id=\"row-",
+      "\" class=\"border-b hover:bg-gray-50\" phx-click=\"select\" phx-value-id=\"",
+      "\"><td class=\"px-4 py-2 font-mono\">",
+      "</td><td class=\"px-4 py-2\"><span class=\"badge badge-",
+      "\">",
+      "</span></td></tr>"
+    ]
+
+    %{
+      "0" => %{
+        "d" =>
+          for i <- 1..rows do
+            [
+              "#{i}",
+              "#{i}",
+              "item-#{:rand.uniform(99_999)}",
+              Enum.random(~w(ok warn error)),
+              word()
+            ]
+          end,
+        "s" => static
+      },
+      "1" => "<h1 class=\"text-xl\">Items (#{rows})</h1>",
+      "title" => "Items \u2014 \"dashboard\""
+    }
+  end
+
   # A 65-byte API reply.
   defp small_object,
     do: %{"id" => 12_345, "ok" => true, "name" => "Ana Müller", "tags" => ["a", "b"]}

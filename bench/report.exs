@@ -62,37 +62,34 @@ defmodule RustyJson.Bench.Report do
     run by `make bench`), one timing run of 15 rounds, #{elapsed} s, #{Date.utc_today()}. Peers: #{Enum.join(tl(names), ", ")}.
     Fast paths on (`RustyJson.Native.info/0`): #{Enum.join(on, ", ")}.
 
-    ### Encode
+    RustyJson's median per call, and its paired ratio to each peer and to the ETF floor.
 
-    #{peer_table(results, :enc, names)}
-
-    ### Decode
-
-    #{peer_table(results, :dec, names)}
+    #{peer_table(results, names)}
     """)
 
     IO.puts("wrote #{out} in #{elapsed} s")
   end
 
-  # Medians per library, and RustyJson's paired ratio to each peer and to the ETF floor.
-  defp peer_table(results, op, names) do
+  # One row per input: RustyJson's median and its paired ratios to each peer and to the ETF floor, encode then
+  # decode (the host's tables give every library's own time).
+  defp peer_table(results, names) do
     peers = tl(names) ++ ["ETF floor"]
+    ratios = Enum.map_join(peers, " | ", &"/ #{&1}")
 
     header =
-      "| input | size | " <>
-        Enum.map_join(names ++ ["ETF floor"], " | ", & &1) <>
-        " | " <>
-        Enum.map_join(peers, " | ", &"RJ / #{&1}") <>
-        " |\n" <>
-        "| --- | ---: |" <> String.duplicate(" ---: |", length(names) + 1 + length(peers))
+      "| input | size | encode | #{ratios} | decode | #{ratios} |\n" <>
+        "| --- | ---: |" <> String.duplicate(" ---: |", 2 * (1 + length(peers)))
 
     rows =
       for r <- results do
-        s = Map.fetch!(r, op)
+        cells = fn op ->
+          s = Map.fetch!(r, op)
 
-        "| #{r.name} | #{Harness.fmt_bytes(r.size)} | " <>
-          Enum.map_join(names ++ ["ETF floor"], " | ", &Harness.fmt_us(s[&1].median_us)) <>
-          " | " <> Enum.map_join(peers, " | ", &x(ratio(s, "RustyJson", &1))) <> " |"
+          Harness.fmt_us(s["RustyJson"].median_us) <>
+            " | " <> Enum.map_join(peers, " | ", &x(ratio(s, "RustyJson", &1)))
+        end
+
+        "| #{r.name} | #{Harness.fmt_bytes(r.size)} | #{cells.(:enc)} | #{cells.(:dec)} |"
       end
 
     Enum.join([header | rows], "\n")
@@ -185,8 +182,9 @@ defmodule RustyJson.Bench.Report do
     end
   end
 
+  # The documents and the content kinds (the other groups' shapes add rows, not information).
   defp costs_all(inputs, libs) do
-    for {_group, name, json, term} <- inputs do
+    for {group, name, json, term} <- inputs, group in ["public", "generated", "content"] do
       IO.write("memory and reductions: #{name}...")
       n = max(1, div(50_000, max(1, div(byte_size(json), 100))))
 
@@ -237,33 +235,26 @@ defmodule RustyJson.Bench.Report do
 
     ## Method
 
-    - Harness: `bench/harness.exs`, nothing from hex. The libraries (#{Enum.join(lib_names, ", ")}, and the ETF
-      floor) are timed round by round, and a round goes across every input's encode and decode: one sample of
-      each library for each of them, in a shuffled order. So machine drift hits all libraries alike, and each
-      input's samples are spread over the whole run instead of one stretch of it (a few slower minutes of this
-      shared 2-vCPU VM then weigh on every input alike rather than on whichever inputs ran in them). Each sample runs in a fresh process: one untimed call (which grows the process heap to hold a
-      result, as in any process that calls more than once), then a timed batch of calls sized to last about
-      #{if mode == :quick, do: "10 ms (50 ms", else: "20 ms (100 ms"} when one call takes 100 µs or more). Timed from an
-      empty heap, the first call of a multi-MB result costs up to 1.7x the next ones, so per-call times depended
-      on how many calls a batch had. The tables show the median per call over the rounds and, for RustyJson,
-      the p25-p75 spread.
-    - Ratios (every "/" column and the charts) are paired: for each round, the ratio of the two libraries'
-      samples in that round, which ran one right after the other; the table shows the median of those
-      per-round ratios. This VM has slow stretches (the same parse runs 1.6x slower for a second or more, then
-      fast again) that slow both samples of a pair alike; the ratio of two medians instead moved whenever more
-      of one library's samples than the other's fell in them.
+    - Harness: `bench/harness.exs`, nothing from hex. A round samples every library (#{Enum.join(lib_names, ", ")}, the ETF
+      floor) on every input's encode and decode in a shuffled order, so drift of this shared 2-vCPU VM hits all
+      alike. A sample runs in a fresh process: one untimed call (growing the heap as any process that calls twice),
+      then a batch of calls sized to last #{if mode == :quick, do: "10 ms (50 ms", else: "20 ms (100 ms"} when one takes 100 µs or more). Tables show the
+      median per call over the rounds and RustyJson's p25-p75 spread.
+    - Ratios (every "/" column and the charts) are paired: the median over rounds of the two libraries' samples'
+      ratio in that round, taken one right after the other (slow stretches of the VM then slow both alike).
     - #{pinning()}
-    - Rounds: #{if mode == :quick, do: "7, up to 21 while some library's p25-p75 spread is wider than 10% of its median", else: "30 for every input (about 6 minutes per timing run)"}.
-    - Peers: jiffy (Debian's erlang-jiffy) always; Jason and OTP's `:json` (OTP 27+) join automatically when they
-      are loadable (add `{:jason, "~> 1.4"}` to your deps to get the Jason columns).
-    - ETF floor: `:erlang.term_to_binary/1` (encode) and `:erlang.binary_to_term/1` (decode) of the same term: the
-      cost of just copying the data through the VM's own serialization.
-    - Terms for encoding are what a decoder returns for the document (maps with string keys, `nil` for null);
-      jiffy encodes them with `[:use_nil]` and decodes with `[:return_maps, :use_nil]`.
-    - BEAM memory: the `:erlang.memory(:total)` delta across one call in a fresh process with the result kept alive
-      (as the published RustyJson 0.3.10 measures it; median of 5). Native memory: the peak bytes held by
-      RustyJson's NIF allocator during the call (a counting wrapper around mimalloc in `native/rustyjson_nif/src/alloc.rs`);
-      jiffy's native memory is not visible to this harness. Reductions: per call, in a fresh process.
+    - Rounds: #{if mode == :quick, do: "7, up to 21 while some library's p25-p75 spread is wider than 10% of its median", else: "30 for every input (about 7 minutes per timing run)"}.
+    - Peers: jiffy (Debian's erlang-jiffy) always; Jason, OTP's `:json` (OTP 27+) and Elixir's `JSON` (1.18+) join
+      when loadable (add `{:jason, "~> 1.4"}` to your deps for Jason's columns).
+    - ETF floor: `:erlang.term_to_binary/1` and `:erlang.binary_to_term/1` of the same term: the cost of copying the
+      data through the VM's own serialization. Terms to encode are what a decoder returns for the document (string
+      keys, `nil` for null); jiffy encodes with `[:use_nil]` and decodes with `[:return_maps, :use_nil]`.
+    - Memory: BEAM, the `:erlang.memory(:total)` delta across one call in a fresh process with the result kept
+      (median of 5); native, the peak held by RustyJson's NIF allocator (`native/rustyjson_nif/src/alloc.rs`; jiffy's
+      is not visible here). Reductions: per call, in a fresh process.
+    - Content kinds (issue #50, `Inputs.content_kinds/2`, generated from a seed): text with a few escapes of every
+      kind, one kind at a time, `\\uXXXX` with surrogate pairs, long strings dense with escapes, a LiveView-style diff;
+      floats at full precision, with 3 decimals, integral, and with exponents.
 
     ![encode ratio](bench/charts/encode_ratio.svg)
     ![decode ratio](bench/charts/decode_ratio.svg)
@@ -288,6 +279,8 @@ defmodule RustyJson.Bench.Report do
 
     ## Memory and reductions
 
+    The public and generated documents and the content kinds.
+
     #{cost_table(costs, lib_names)}
 
     ## Reproducibility
@@ -309,12 +302,10 @@ defmodule RustyJson.Bench.Report do
         "CPU affinity: CPUs #{allowed} (not pinned to one core)."
 
       true ->
-        "CPU affinity: the VM ran pinned to CPU #{allowed} of the machine's #{online} CPUs " <>
-          "(`make bench` runs it under `taskset -c #{allowed}`). Calls are timed one at a time, so one core is " <>
-          "all a library uses except for the VM's dirty-scheduler and collector threads; left free to float " <>
-          "over both cores, those threads land differently from batch to batch and whole batches of the dirty " <>
-          "decodes ran in a fast or a slow mode, moving ratios by up to 40% between runs " <>
-          "(bench/notes/80-reproducibility.md). Pinned, every library pays for all of its work on one core."
+        "CPU affinity: the VM ran pinned to CPU #{allowed} of #{online} (`make bench` runs it under " <>
+          "`taskset -c #{allowed}`), so every library pays for all of its work, dirty schedulers and collector " <>
+          "included, on one core; left to float, those threads moved ratios by up to 40% between runs " <>
+          "(bench/notes/80-reproducibility.md)."
     end
   end
 

@@ -41,8 +41,13 @@ defmodule RustyJson.Bench.Suite do
           {name, json, term} <- Inputs.app_shapes(seed, scale),
           do: {"apps", name, json, term}
 
+    # Text with escapes and floats of every kind (issue #50).
+    content =
+      for {name, json, term} <- Inputs.content_kinds(50, if(mode == :quick, do: 0.25, else: 1)),
+          do: {"content", name, json, term}
+
     micro = for {name, json, term} <- Inputs.micro(), do: {"micro", name, json, term}
-    shared ++ generated ++ homogeneous ++ unique ++ apps ++ micro
+    shared ++ generated ++ homogeneous ++ unique ++ apps ++ content ++ micro
   end
 
   defp same_shape(n, k) do

@@ -163,11 +163,7 @@ impl Parser<'_> {
                 return Ok(at + 2);
             }
             let (end, cp) = escape_at(input, at)?;
-            let ch = char::from_u32(cp).expect("surrogates handled by escape_at");
-            let written = ch
-                .encode_utf8(std::slice::from_raw_parts_mut(dst.add(n), 4))
-                .len();
-            self.scratch.set_len(len + n + written);
+            self.scratch.set_len(len + n + write_utf8(dst.add(n), cp));
             Ok(end)
         }
     }
@@ -197,6 +193,34 @@ impl Parser<'_> {
             return error;
         }
         validate_utf8(self.input, start, at).err().unwrap_or(error)
+    }
+}
+
+/// Writes the UTF-8 of `cp` (a scalar value: `escape_at` refuses lone surrogates) at `dst`; returns its length.
+///
+/// # Safety
+/// 4 bytes must be writable at `dst`.
+#[inline(always)]
+unsafe fn write_utf8(dst: *mut u8, cp: u32) -> usize {
+    debug_assert!(char::from_u32(cp).is_some());
+    if cp < 0x80 {
+        *dst = cp as u8;
+        1
+    } else if cp < 0x800 {
+        *dst = 0xC0 | (cp >> 6) as u8;
+        *dst.add(1) = 0x80 | (cp & 0x3F) as u8;
+        2
+    } else if cp < 0x10000 {
+        *dst = 0xE0 | (cp >> 12) as u8;
+        *dst.add(1) = 0x80 | ((cp >> 6) & 0x3F) as u8;
+        *dst.add(2) = 0x80 | (cp & 0x3F) as u8;
+        3
+    } else {
+        *dst = 0xF0 | (cp >> 18) as u8;
+        *dst.add(1) = 0x80 | ((cp >> 12) & 0x3F) as u8;
+        *dst.add(2) = 0x80 | ((cp >> 6) & 0x3F) as u8;
+        *dst.add(3) = 0x80 | (cp & 0x3F) as u8;
+        4
     }
 }
 
@@ -354,18 +378,33 @@ unsafe fn copy_run_to(dst: *mut u8, input: &[u8], from: usize, n: usize) {
     std::ptr::copy_nonoverlapping(input.as_ptr().add(from), dst, len);
 }
 
-/// The value of the hex digits in `hex` (four in a `\u` escape).
-#[inline]
+/// The value of the hex digits in `hex` (four in a `\u` escape, or two of them): each digit from a table, one
+/// check for them all at the end (no branch per digit).
+#[inline(always)]
 pub(super) fn hex4(hex: &[u8]) -> Option<u32> {
     let mut v = 0u32;
+    let mut bad = 0u8;
     for &b in hex {
-        let d = match b {
-            b'0'..=b'9' => b - b'0',
-            b'a'..=b'f' => b - b'a' + 10,
-            b'A'..=b'F' => b - b'A' + 10,
-            _ => return None,
-        };
-        v = v * 16 + d as u32;
+        let d = HEX_DIGITS[b as usize];
+        bad |= d;
+        v = v << 4 | u32::from(d & 0xF);
     }
-    Some(v)
+    (bad & 0x80 == 0).then_some(v)
 }
+
+/// A hex digit's value by its byte; 0xFF for the other bytes.
+static HEX_DIGITS: [u8; 256] = {
+    let mut t = [0xFFu8; 256];
+    let mut i = 0;
+    while i < 10 {
+        t[b'0' as usize + i] = i as u8;
+        i += 1;
+    }
+    let mut i = 0;
+    while i < 6 {
+        t[b'a' as usize + i] = 10 + i as u8;
+        t[b'A' as usize + i] = 10 + i as u8;
+        i += 1;
+    }
+    t
+};
