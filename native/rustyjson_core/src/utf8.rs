@@ -263,24 +263,35 @@ const VALIDATE_INLINE_MAX: usize = 64;
 /// into `from_utf8` cost more than the check for them.
 #[inline]
 pub fn validate(bytes: &[u8]) -> Result<(), usize> {
-    #[cfg(all(target_arch = "x86_64", not(feature = "portable")))]
-    if (avx2::MIN_LEN..=AVX2_MAX).contains(&bytes.len()) && avx2::available() {
-        // SAFETY: the CPU has AVX2.
-        if unsafe { avx2::is_valid(bytes) } {
-            return Ok(());
-        }
-        return validate_slowly(bytes);
+    if bytes.len() >= WIDE_MIN {
+        return validate_wide(bytes);
     }
-    validate_slowly(bytes)
+    validate_short(bytes)
 }
+
+/// Strings this long are validated out of line by blocks (AVX2 where the CPU has it, else `simdutf8` past
+/// [`VALIDATE_INLINE_MAX`]); shorter ones in line, where the parser's and the writer's string paths keep them
+/// small (the wide dispatch in line made a document of short multi-script strings decode 8% slower).
+#[cfg(all(target_arch = "x86_64", not(feature = "portable")))]
+const WIDE_MIN: usize = avx2::MIN_LEN;
+#[cfg(any(not(target_arch = "x86_64"), feature = "portable"))]
+const WIDE_MIN: usize = VALIDATE_INLINE_MAX + 1;
 
 /// Longer strings are validated by `simdutf8`, as fast there and quicker over long runs of ASCII.
 #[cfg(all(target_arch = "x86_64", not(feature = "portable")))]
 const AVX2_MAX: usize = 4096;
 
-/// [`validate`] without AVX2, and where it found a fault: its position.
-#[inline]
-fn validate_slowly(bytes: &[u8]) -> Result<(), usize> {
+/// [`validate`] of a string of at least [`WIDE_MIN`] bytes.
+#[inline(never)]
+fn validate_wide(bytes: &[u8]) -> Result<(), usize> {
+    #[cfg(all(target_arch = "x86_64", not(feature = "portable")))]
+    if bytes.len() <= AVX2_MAX && avx2::available() {
+        // SAFETY: the CPU has AVX2.
+        if unsafe { avx2::is_valid(bytes) } {
+            return Ok(());
+        }
+        return validate_short(bytes);
+    }
     if bytes.len() > VALIDATE_INLINE_MAX {
         // SIMD blocks (std's `from_utf8` goes a byte at a time through CJK, Hangul and emoji: a quarter of the
         // multilingual text's encode), the same rules; the faster check without a position first, as text is
@@ -292,6 +303,12 @@ fn validate_slowly(bytes: &[u8]) -> Result<(), usize> {
             .map(|_| ())
             .map_err(|e| e.valid_up_to());
     }
+    validate_short(bytes)
+}
+
+/// [`validate`] a byte or a word at a time, for short strings and to find a fault's position.
+#[inline(always)]
+fn validate_short(bytes: &[u8]) -> Result<(), usize> {
     let mut i = 0;
     while i < bytes.len() {
         // ASCII eight bytes a step (text in Latin scripts is mostly ASCII between its accented letters), up to

@@ -303,8 +303,9 @@ impl<'a> TermBuilder<'a> {
         }
     }
 
-    /// `bytes` (unescaped text) as a sub-binary of this call's shared binary ([`SharedText`]).
-    #[inline]
+    /// `bytes` (unescaped text) as a sub-binary of this call's shared binary ([`SharedText`]). Out of line: the
+    /// string builder it would join is on every string's path.
+    #[inline(never)]
     fn shared_binary(&mut self, bytes: &[u8]) -> T {
         if self.shared.len - self.shared.used < bytes.len() {
             self.new_shared_chunk(bytes.len());
