@@ -110,7 +110,9 @@ defmodule RustyJson do
       in Jason's order: once the pair is complete (its value read, nested keys first); on invalid input, to the
       keys of the pairs completed before the error, so an exception the function raises wins.
     * `:strings` - `:reference` (default; strings of more than 24 bytes without escapes share the input
-      binary, more than 64 from OTP 27 on, as the VM's own sub-binaries do; shorter ones are copied) or `:copy`.
+      binary, more than 64 from OTP 27 on, as the VM's own sub-binaries do; shorter ones are copied; escaped
+      strings of 65 bytes to 4 KiB share a binary of their call's others, at most 64 KiB and no larger than the
+      input, so a kept string holds at most that) or `:copy` (every string a binary of its own).
     * `:floats` - `:native` (default) or `:decimals` (needs the Decimal library).
     * `:objects` - `:maps` (default) or `:ordered_objects` (`%RustyJson.OrderedObject{}`).
 
