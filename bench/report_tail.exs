@@ -129,8 +129,7 @@ defmodule RustyJson.Bench.ReportTail do
         """
         # Streams, scheduler latency and worst-case inputs
 
-        Not timed by `make bench`: each has a command of its own. Summaries of the latest figures, kept in the note
-        linked from each heading (`mix run bench/report.exs --notes-only` copies them here).
+        Not timed by `make bench`: each has its own command; the latest figures, from the note each heading links.
 
         """ <>
           Enum.map_join(blocks, "\n\n", fn {link, title, block} ->
@@ -152,8 +151,7 @@ defmodule RustyJson.Bench.ReportTail do
     """
     # Development notes
 
-    Measurements made while building each part (the per-issue scripts in `bench/`), scheduler thresholds, fuzzing,
-    and what the targets were; kept by hand, dated and tied to commits:
+    Measurements made while building each part, the profiles and what was tried, by hand, dated and tied to commits:
 
     """ <> Enum.map_join(notes, "\n", fn {link, title, _} -> "- [#{title}](#{link})" end)
   end

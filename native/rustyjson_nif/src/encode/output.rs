@@ -52,7 +52,11 @@ unsafe impl Storage for BinStorage {
     fn grow(&mut self, ptr: *mut u8, len: usize, needed: usize) -> (*mut u8, usize) {
         let mut target = needed.max(len.saturating_mul(2)).max(4 * STACK_BYTES);
         if target > JUMP_FROM {
-            target = target.max(LAST_SIZE.with(|s| s.get()).min(JUMP_MAX));
+            // With a quarter more: the writers reserve room past what they write (a string its length and a
+            // quarter, a float 48 bytes), and the last output's exact size made the end of a call like it grow
+            // once more, copying it all into fresh pages (a 20,000-key object's encode 25% slower).
+            let last = LAST_SIZE.with(|s| s.get()).min(JUMP_MAX);
+            target = target.max(last + last / 4);
         }
         unsafe {
             if self.allocated {
