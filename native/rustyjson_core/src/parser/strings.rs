@@ -163,7 +163,11 @@ impl Parser<'_> {
                 return Ok(at + 2);
             }
             let (end, cp) = escape_at(input, at)?;
-            self.scratch.set_len(len + n + write_utf8(dst.add(n), cp));
+            // `escape_at` refuses lone surrogates: `cp` is a scalar value.
+            let written = char::from_u32_unchecked(cp)
+                .encode_utf8(std::slice::from_raw_parts_mut(dst.add(n), 4))
+                .len();
+            self.scratch.set_len(len + n + written);
             Ok(end)
         }
     }
@@ -193,34 +197,6 @@ impl Parser<'_> {
             return error;
         }
         validate_utf8(self.input, start, at).err().unwrap_or(error)
-    }
-}
-
-/// Writes the UTF-8 of `cp` (a scalar value: `escape_at` refuses lone surrogates) at `dst`; returns its length.
-///
-/// # Safety
-/// 4 bytes must be writable at `dst`.
-#[inline(always)]
-unsafe fn write_utf8(dst: *mut u8, cp: u32) -> usize {
-    debug_assert!(char::from_u32(cp).is_some());
-    if cp < 0x80 {
-        *dst = cp as u8;
-        1
-    } else if cp < 0x800 {
-        *dst = 0xC0 | (cp >> 6) as u8;
-        *dst.add(1) = 0x80 | (cp & 0x3F) as u8;
-        2
-    } else if cp < 0x10000 {
-        *dst = 0xE0 | (cp >> 12) as u8;
-        *dst.add(1) = 0x80 | ((cp >> 6) & 0x3F) as u8;
-        *dst.add(2) = 0x80 | (cp & 0x3F) as u8;
-        3
-    } else {
-        *dst = 0xF0 | (cp >> 18) as u8;
-        *dst.add(1) = 0x80 | ((cp >> 12) & 0x3F) as u8;
-        *dst.add(2) = 0x80 | ((cp >> 6) & 0x3F) as u8;
-        *dst.add(3) = 0x80 | (cp & 0x3F) as u8;
-        4
     }
 }
 
