@@ -60,14 +60,24 @@ defmodule RustyJson.Encode do
   # map keys (and errors met while holes are pending) make the term be resolved here and the NIF run again.
   # `compress:` (a fifth element) compresses the final output, holes filled, with one more NIF call.
   @spec run(term(), EncodeOptions.t()) :: {:ok, binary()} | {:error, Exception.t()}
-  def run(term, {escape, strict, pretty, sort, {:gzip, level}}) do
-    case run(term, {escape, strict, pretty, sort}) do
-      {:ok, json} -> {:ok, Native.gzip(json, level)}
-      error -> error
+  def run(term, opts) when tuple_size(opts) > 4 do
+    case EncodeOptions.split_compression(opts) do
+      {opts, nil} ->
+        result(Native.encode(term, opts), term, opts)
+
+      {opts, {:gzip, level}} ->
+        with {:ok, json} <- run(term, opts), do: gzip(json, level)
     end
   end
 
   def run(term, opts), do: result(Native.encode(term, opts), term, opts)
+
+  defp gzip(json, level) do
+    case Native.gzip(json, level) do
+      gzip when is_binary(gzip) -> {:ok, gzip}
+      {:error, reason} -> failure(reason)
+    end
+  end
 
   @doc false
   # What a NIF result means for `term`: the JSON, an error, or "Elixir must resolve this first".
@@ -85,8 +95,11 @@ defmodule RustyJson.Encode do
            term,
            EncodeOptions.compact(opts)
          ) do
-      {:ok, json} -> {:ok, RustyJson.Formatter.format(json, indent, line, line, colon)}
-      error -> error
+      {:ok, json} ->
+        RustyJson.Formatter.layout(json, {indent, line, line, colon}, EncodeOptions.max_output(opts))
+
+      error ->
+        error
     end
   end
 
@@ -254,6 +267,8 @@ defmodule RustyJson.Encode do
   @spec exception(term()) :: Exception.t()
   def exception({:invalid_byte, _byte, _original} = reason), do: EncodeError.new(reason)
   def exception({:duplicate_key, _key} = reason), do: EncodeError.new(reason)
+  def exception({:output_limit, _needed, _limit} = reason), do: EncodeError.new(reason)
+  def exception({:out_of_memory, _needed} = reason), do: EncodeError.new(reason)
 
   def exception({:unsupported, %Fragment{iodata: iodata}}) when iodata != nil,
     do: exception({:invalid_iodata, "a RustyJson.Fragment", iodata})

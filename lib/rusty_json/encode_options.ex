@@ -2,6 +2,8 @@ defmodule RustyJson.EncodeOptions do
   @moduledoc false
   # Turns encode options (a keyword list, as Jason's) into the compact term the NIF reads:
   # `{escape, strict?, pretty}` where pretty is nil or `{indent, line_separator, after_colon}` binaries.
+  # `max_output_bytes:` (or its `config :rusty_json` key) makes it `{escape, strict?, pretty, flags, max}`, the
+  # output's ceiling in bytes, which the NIF reads too (without it, the NIF's default: `max_output_bytes/0`).
   # A call without options never comes here: it passes `default/0`, a constant.
   # The options Jason lacks only grow the tuple when given, so calls without them read the same 3-tuple as
   # before: `sort_keys: true` makes it `{escape, strict?, pretty, true}`, and `compress:` adds a fifth element
@@ -20,6 +22,8 @@ defmodule RustyJson.EncodeOptions do
           {atom(), boolean(), pretty()}
           | {atom(), boolean(), pretty(), flags()}
           | {atom(), boolean(), pretty(), flags(), compression()}
+          | {atom(), boolean(), pretty(), flags(), pos_integer()}
+          | {atom(), boolean(), pretty(), flags(), pos_integer(), compression()}
 
   import Bitwise
 
@@ -37,12 +41,27 @@ defmodule RustyJson.EncodeOptions do
   # Jason keeps Poison's spellings too.
   @escape_aliases %{javascript: :javascript_safe, unicode: :unicode_safe}
 
-  @default if @tuples_and_uris, do: {:json, false, nil, @tuples}, else: {:json, false, nil}
+  # The NIF's own ceiling on an output (`rustyjson_core::overflow::DEFAULT_MAX_OUTPUT`), and the configured one.
+  @native_max_output 1 <<< 30
+  @max_output Application.compile_env(:rusty_json, :max_output_bytes, @native_max_output)
+
+  @default (cond do
+              @max_output != @native_max_output -> {:json, false, nil, @tuples_and_uris && @tuples, @max_output}
+              @tuples_and_uris -> {:json, false, nil, @tuples}
+              true -> {:json, false, nil}
+            end)
   @form "; expected a keyword list or a map of options"
   @pretty_keys "expected :indent, :line_separator, :after_colon or :record_separator with iodata"
 
   @doc "The options of a call without options."
   defmacro default, do: Macro.escape(@default)
+
+  @doc """
+  The ceiling of an output in bytes when a call does not set `max_output_bytes:`: `config :rusty_json,
+  max_output_bytes: n`, or 1 GiB.
+  """
+  @spec max_output_bytes() :: pos_integer()
+  def max_output_bytes, do: @max_output
 
   @doc """
   The options as the NIF reads them, from a keyword list or a map (as `encode/2` takes them), or from the compact
@@ -76,6 +95,9 @@ defmodule RustyJson.EncodeOptions do
       {:compress, compress}, acc ->
         compress(acc, compress!(compress))
 
+      {:max_output_bytes, max}, acc ->
+        max_output(acc, max_output!(max))
+
       # Jason ignores options it does not know (callers such as Phoenix pass their own), and RustyJson 0.3's
       # `lean:` and `dirty_threshold:` change nothing here.
       {_key, _value}, acc ->
@@ -100,6 +122,12 @@ defmodule RustyJson.EncodeOptions do
   defp compact?({escape, strict, pretty, sort, {:gzip, level}}) when level in 0..9,
     do: compact?({escape, strict, pretty, sort})
 
+  defp compact?({escape, strict, pretty, sort, max}) when is_integer(max) and max > 0,
+    do: compact?({escape, strict, pretty, sort})
+
+  defp compact?({escape, strict, pretty, sort, max, {:gzip, level}}) when level in 0..9,
+    do: compact?({escape, strict, pretty, sort, max}) and is_integer(max)
+
   defp compact?(_other), do: false
 
   defp flags?(flags) when is_boolean(flags), do: true
@@ -119,7 +147,21 @@ defmodule RustyJson.EncodeOptions do
   @spec compact(t()) :: t()
   def compact({escape, strict, _pretty}), do: {escape, strict, nil}
   def compact({escape, strict, _pretty, sort}), do: {escape, strict, nil, sort}
+  def compact({escape, strict, _pretty, sort, max}) when is_integer(max), do: {escape, strict, nil, sort, max}
   def compact({escape, strict, _pretty, sort, _compress}), do: {escape, strict, nil, sort}
+  def compact({escape, strict, _pretty, sort, max, _compress}), do: {escape, strict, nil, sort, max}
+
+  @doc "The output's ceiling in bytes these options set (`max_output_bytes/0` when they set none)."
+  @spec max_output(t()) :: pos_integer()
+  def max_output({_, _, _, _, max}) when is_integer(max), do: max
+  def max_output({_, _, _, _, max, _}), do: max
+  def max_output(_opts), do: @native_max_output
+
+  @doc "The options without their `compress:` element (what the NIF reads), and the compression (or nil)."
+  @spec split_compression(t()) :: {t(), compression() | nil}
+  def split_compression({e, s, p, f, {:gzip, _} = gzip}), do: {{e, s, p, f}, gzip}
+  def split_compression({e, s, p, f, max, {:gzip, _} = gzip}), do: {{e, s, p, f, max}, gzip}
+  def split_compression(opts), do: {opts, nil}
 
   @doc "Whether the options ask for object keys in byte order (`sort_keys: true`)."
   @spec sort_keys?(t() | keyword() | map()) :: boolean()
@@ -177,12 +219,35 @@ defmodule RustyJson.EncodeOptions do
           "invalid value for the :sort_keys option: #{inspect(other)}; expected a boolean"
   end
 
-  defp compress({_, _, _} = acc, nil), do: acc
-  defp compress({escape, strict, pretty}, gzip), do: {escape, strict, pretty, false, gzip}
-  defp compress({escape, strict, pretty, sort}, nil), do: {escape, strict, pretty, sort}
-  defp compress({escape, strict, pretty, sort}, gzip), do: {escape, strict, pretty, sort, gzip}
-  defp compress({escape, strict, pretty, sort, _}, nil), do: {escape, strict, pretty, sort}
-  defp compress(acc, gzip), do: put_elem(acc, 4, gzip)
+  defp compress(acc, gzip) do
+    case split_compression(acc) do
+      {opts, _} when gzip == nil -> opts
+      {{e, s, p}, _} -> {e, s, p, false, gzip}
+      {opts, _} -> Tuple.append(opts, gzip)
+    end
+  end
+
+  # The ceiling goes fifth, before a compression (which `RustyJson.Encode.run/2` takes off before the NIF call).
+  defp max_output(acc, max) do
+    case split_compression(acc) do
+      {{e, s, p}, gzip} -> with_compression({e, s, p, false, max}, gzip)
+      {{e, s, p, f}, gzip} -> with_compression({e, s, p, f, max}, gzip)
+      {{e, s, p, f, _}, gzip} -> with_compression({e, s, p, f, max}, gzip)
+    end
+  end
+
+  defp with_compression(opts, nil), do: opts
+  defp with_compression(opts, gzip), do: Tuple.append(opts, gzip)
+
+  @doc false
+  # `max_output_bytes:` of `encode/2` and `RustyJson.Formatter`: a positive integer.
+  @spec max_output!(term()) :: pos_integer()
+  def max_output!(max) when is_integer(max) and max > 0, do: max
+
+  def max_output!(other) do
+    raise ArgumentError,
+          "invalid value for the :max_output_bytes option: #{inspect(other)}; expected a positive integer"
+  end
 
   # `:gzip` is level 6, zlib's default (`Z_DEFAULT_COMPRESSION`, as `:zlib.gzip/1` and flate2's default).
   defp compress!(:gzip), do: {:gzip, 6}
@@ -221,8 +286,10 @@ defmodule RustyJson.EncodeOptions do
   defp pretty!(nil), do: nil
   defp pretty!(true), do: {"  ", "\n", " "}
   # RustyJson 0.3's forms: the indent alone, as a number of spaces or a string.
-  defp pretty!(spaces) when is_integer(spaces) and spaces >= 0, do: {indent(spaces), "\n", " "}
-  defp pretty!(indent) when is_binary(indent), do: {indent, "\n", " "}
+  defp pretty!(spaces) when is_integer(spaces) and spaces >= 0,
+    do: {layout!(:indent, spaces), "\n", " "}
+
+  defp pretty!(indent) when is_binary(indent), do: {layout!(:indent, indent), "\n", " "}
 
   defp pretty!(opts) when is_list(opts) do
     Enum.reduce(opts, {"  ", "\n", " "}, fn
@@ -252,19 +319,61 @@ defmodule RustyJson.EncodeOptions do
             ":record_separator"
   end
 
+  # The longest layout string: one is written once per nesting level on every line, so a longer one is an output
+  # past any ceiling from the first few lines (and a number of spaces is checked before it is made).
+  @max_layout_bytes 1 <<< 20
+
   @doc false
-  # An indent given as a number of spaces (RustyJson 0.3's `pretty: 4`, `indent: 4`).
-  @spec indent(non_neg_integer()) :: binary()
-  def indent(spaces), do: :binary.copy(" ", spaces)
+  # A layout string of `pretty:` or `RustyJson.Formatter` (`:indent`, `:line_separator`, `:after_colon`) as a
+  # binary: iodata of JSON whitespace only (anything else would make the output something other than JSON), or a
+  # number of spaces (RustyJson 0.3's `pretty: 4`, `indent: 4`), at most @max_layout_bytes. Raises
+  # `ArgumentError` saying which and why.
+  @spec layout!(atom(), term()) :: binary()
+  def layout!(:indent, spaces) when is_integer(spaces) and spaces >= 0 and spaces <= @max_layout_bytes,
+    do: :binary.copy(" ", spaces)
 
-  defp layout!(:indent, spaces) when is_integer(spaces) and spaces >= 0, do: indent(spaces)
+  def layout!(:indent, spaces) when is_integer(spaces) and spaces > @max_layout_bytes,
+    do: layout_error!(:indent, spaces, "at most #{@max_layout_bytes} spaces")
 
-  defp layout!(key, value) do
-    IO.iodata_to_binary(value)
+  # Between top-level values, where JSON text sequences put `"\x1E"`: any iodata.
+  def layout!(:record_separator, value) do
+    case iodata_to_binary(value) do
+      {:ok, binary} -> binary
+      :error -> layout_error!(:record_separator, value, "iodata")
+    end
+  end
+
+  def layout!(key, value) when is_binary(value) or is_list(value) do
+    case iodata_to_binary(value) do
+      {:ok, binary} when byte_size(binary) > @max_layout_bytes ->
+        layout_error!(key, value, "at most #{@max_layout_bytes} bytes")
+
+      {:ok, binary} ->
+        if whitespace?(binary),
+          do: binary,
+          else: layout_error!(key, value, "JSON whitespace only (spaces, tabs, \\n, \\r)")
+
+      :error ->
+        layout_error!(key, value, "iodata")
+    end
+  end
+
+  def layout!(:indent, value), do: layout_error!(:indent, value, "iodata or a number of spaces")
+  def layout!(key, value), do: layout_error!(key, value, "iodata")
+
+  defp iodata_to_binary(value) do
+    {:ok, IO.iodata_to_binary(value)}
   rescue
-    ArgumentError ->
-      reraise ArgumentError,
-              "invalid value for the pretty option #{inspect(key)}: #{inspect(value)}; expected iodata",
-              __STACKTRACE__
+    ArgumentError -> :error
+  end
+
+  defp whitespace?(<<c, rest::binary>>) when c in [?\s, ?\t, ?\n, ?\r], do: whitespace?(rest)
+  defp whitespace?(<<>>), do: true
+  defp whitespace?(_other), do: false
+
+  defp layout_error!(key, value, expected) do
+    raise ArgumentError,
+          "invalid value for the pretty option #{inspect(key)}: #{inspect(value, limit: 5, printable_limit: 40)}; " <>
+            "expected #{expected}"
   end
 end

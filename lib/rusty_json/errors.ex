@@ -2,6 +2,9 @@ defmodule RustyJson.EncodeError do
   @moduledoc """
   Raised (or returned) when a term cannot be encoded: invalid UTF-8 in a string, or duplicate keys with
   `maps: :strict`. Same fields and messages as `Jason.EncodeError`.
+
+  Also for an output that would pass its ceiling (`max_output_bytes:`) or that memory cannot hold: the message
+  names the size, and nothing of that size was allocated (`RustyJson.Formatter` raises it too).
   """
   @type t :: %__MODULE__{message: String.t()}
   defexception [:message]
@@ -16,9 +19,27 @@ defmodule RustyJson.EncodeError do
       %RustyJson.EncodeError{message: "duplicate key: a"}
       iex> RustyJson.EncodeError.new({:invalid_byte, 0xFF, <<0xFF>>})
       %RustyJson.EncodeError{message: "invalid byte 0xFF in <<255>>"}
+      iex> RustyJson.EncodeError.new({:output_limit, 2048, 1024}).message
+      "the output would take 2048 bytes, more than the max_output_bytes limit of 1024 bytes"
   """
-  @spec new({:duplicate_key, String.Chars.t()} | {:invalid_byte, byte(), binary()}) :: t()
+  @spec new(
+          {:duplicate_key, String.Chars.t()}
+          | {:invalid_byte, byte(), binary()}
+          | {:output_limit, pos_integer(), pos_integer()}
+          | {:out_of_memory, pos_integer()}
+        ) :: t()
   def new({:duplicate_key, key}), do: %__MODULE__{message: "duplicate key: " <> to_string(key)}
+
+  def new({:output_limit, needed, limit}) do
+    %__MODULE__{
+      message:
+        "the output would take #{needed} bytes, more than the max_output_bytes limit of #{limit} bytes"
+    }
+  end
+
+  def new({:out_of_memory, needed}) do
+    %__MODULE__{message: "out of memory: the output needs #{needed} bytes, which could not be allocated"}
+  end
 
   def new({:invalid_byte, byte, original}) do
     %__MODULE__{

@@ -147,10 +147,12 @@ defmodule RustyJson.Native do
   def decode(_input, _opts), do: not_loaded()
 
   @doc false
-  def format(_iodata, _indent, _line, _record, _after_colon), do: not_loaded()
+  # The formatter: the laid-out binary, `:dirty` (`format/6` only: a large output), or `{:error, reason}` for an
+  # output of more than `max` bytes or one memory cannot hold.
+  def format(_iodata, _indent, _line, _record, _after_colon, _max), do: not_loaded()
 
   @doc false
-  def format_dirty(_iodata, _indent, _line, _record, _after_colon), do: not_loaded()
+  def format_dirty(_iodata, _indent, _line, _record, _after_colon, _max), do: not_loaded()
 
   @doc false
   # `RustyJson.Encoder.Fallback`: JSON text (a binary) written again with the encoder's options (compact):

@@ -3,8 +3,13 @@
 //! A [`Buffer`] writes through a raw pointer into memory owned by a [`Storage`]. The hot appends check the
 //! capacity inline; growth is out of line and cold. The NIF supplies a storage backed by an Erlang binary (so the
 //! output becomes the result binary without a copy); tests and Rust callers use a `Vec<u8>`.
+//!
+//! A buffer has a ceiling ([`Buffer::set_limit`]): growth past it, or growth the allocator refuses, leaves the
+//! write with an [`Overflow`] before any memory is touched (`overflow.rs`).
 
 use std::ptr;
+
+use crate::overflow::{overflow, Overflow};
 
 /// Memory a [`Buffer`] writes into.
 ///
@@ -13,17 +18,22 @@ use std::ptr;
 /// buffer wrote so far (at the previous pointer), and the returned memory must stay valid until the next `grow` or
 /// until the storage is dropped.
 pub unsafe trait Storage {
-    /// Makes room for at least `needed` bytes, keeping the first `len`; returns the (new) pointer and capacity.
-    fn grow(&mut self, ptr: *mut u8, len: usize, needed: usize) -> (*mut u8, usize);
+    /// Makes room for at least `needed` bytes (and at most `limit`, which is at least `needed`), keeping the first
+    /// `len`; returns the (new) pointer and capacity. When the allocator refuses, leaves with
+    /// [`Overflow::Memory`] (never aborts).
+    fn grow(&mut self, ptr: *mut u8, len: usize, needed: usize, limit: usize) -> (*mut u8, usize);
 }
 
 /// A `Vec<u8>` as storage: the vector's own length stays 0 while the buffer writes; see [`Buffer::into_vec`].
 unsafe impl Storage for Vec<u8> {
-    fn grow(&mut self, _ptr: *mut u8, len: usize, needed: usize) -> (*mut u8, usize) {
+    fn grow(&mut self, _ptr: *mut u8, len: usize, needed: usize, limit: usize) -> (*mut u8, usize) {
         // SAFETY: the buffer wrote `len` initialised bytes into this vector's allocation.
         unsafe { self.set_len(len) };
-        let target = needed.max(len * 2).max(64);
-        self.reserve_exact(target - len);
+        let target = needed.max(len.saturating_mul(2)).max(64).min(limit);
+        if self.try_reserve_exact(target - len).is_err() {
+            unsafe { self.set_len(0) };
+            overflow(Overflow::Memory { needed: target });
+        }
         unsafe { self.set_len(0) };
         (self.as_mut_ptr(), self.capacity())
     }
@@ -34,6 +44,8 @@ pub struct Buffer<S: Storage = Vec<u8>> {
     ptr: *mut u8,
     len: usize,
     cap: usize,
+    /// The most bytes the output may take ([`Buffer::set_limit`]).
+    limit: usize,
     storage: S,
 }
 
@@ -50,6 +62,7 @@ impl Buffer<Vec<u8>> {
             ptr: v.as_mut_ptr(),
             len: 0,
             cap: v.capacity(),
+            limit: usize::MAX,
             storage: v,
         }
     }
@@ -72,8 +85,14 @@ impl<S: Storage> Buffer<S> {
             ptr: initial,
             len: 0,
             cap,
+            limit: usize::MAX,
             storage,
         }
+    }
+
+    /// The most bytes the output may take: growing past it leaves the write with [`Overflow::Limit`].
+    pub fn set_limit(&mut self, limit: usize) {
+        self.limit = limit;
     }
 
     #[inline(always)]
@@ -86,8 +105,14 @@ impl<S: Storage> Buffer<S> {
     #[cold]
     #[inline(never)]
     fn grow(&mut self, additional: usize) {
-        let needed = self.len.checked_add(additional).expect("output too large");
-        let (ptr, cap) = self.storage.grow(self.ptr, self.len, needed);
+        let needed = self.len.saturating_add(additional);
+        if needed > self.limit {
+            overflow(Overflow::Limit {
+                needed,
+                limit: self.limit,
+            });
+        }
+        let (ptr, cap) = self.storage.grow(self.ptr, self.len, needed, self.limit);
         assert!(cap >= needed);
         self.ptr = ptr;
         self.cap = cap;
@@ -263,17 +288,40 @@ mod tests {
         assert_eq!(b.as_slice(), b"abcdefgh");
     }
 
+    #[test]
+    fn growth_past_the_limit_is_an_overflow_before_it_allocates() {
+        use crate::overflow::catch_overflow;
+        let mut b = Buffer::default();
+        b.set_limit(100);
+        b.extend(&[b'a'; 60]);
+        let caught = catch_overflow(|| b.extend(&[b'b'; 41]));
+        assert_eq!(
+            caught,
+            Err(Overflow::Limit {
+                needed: 101,
+                limit: 100
+            })
+        );
+        // The growth stopped at the limit, not past it; what fits still goes in.
+        let mut b = Buffer::default();
+        b.set_limit(100);
+        b.extend(&[b'a'; 60]);
+        b.extend(&[b'b'; 40]);
+        assert_eq!(b.len(), 100);
+        assert!(b.into_vec().capacity() <= 100);
+    }
+
     struct StackThenVec(Vec<u8>);
 
     unsafe impl Storage for StackThenVec {
-        fn grow(&mut self, ptr: *mut u8, len: usize, needed: usize) -> (*mut u8, usize) {
+        fn grow(&mut self, ptr: *mut u8, len: usize, needed: usize, limit: usize) -> (*mut u8, usize) {
             if self.0.capacity() == 0 {
                 let mut v = Vec::with_capacity(needed * 2);
                 unsafe { ptr::copy_nonoverlapping(ptr, v.as_mut_ptr(), len) };
                 self.0 = v;
                 (self.0.as_mut_ptr(), self.0.capacity())
             } else {
-                self.0.grow(ptr, len, needed)
+                self.0.grow(ptr, len, needed, limit)
             }
         }
     }

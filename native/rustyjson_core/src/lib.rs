@@ -10,6 +10,7 @@ pub mod formatter;
 pub mod intern;
 pub mod key_cache;
 pub mod number;
+pub mod overflow;
 pub mod parser;
 pub mod pretty;
 pub mod rewrite;

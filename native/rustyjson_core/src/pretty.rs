@@ -1,7 +1,7 @@
 //! Pretty-printing as a writer mode (Jason's `pretty:` option, which lays out like `Jason.Formatter`).
 
 use crate::buffer::{Buffer, Storage};
-use crate::formatter::{Formatter, Layout, Length};
+use crate::formatter::{Formatter, Layout, Length, Sink};
 
 /// The layout strings of `pretty:`: `indent` per level, `line_separator`, `after_colon`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -31,13 +31,13 @@ impl Pretty {
     }
 
     /// Writes JSON text `json` (e.g. a fragment) laid out as pretty output nested `depth` levels deep: whitespace
-    /// outside strings is dropped, empty `{}` and `[]` stay as they are. The formatter does the work; fragments in
-    /// pretty output are rare, so the extra copy through a `Vec` does not matter.
+    /// outside strings is dropped, empty `{}` and `[]` stay as they are. Its length is counted first and reserved
+    /// at once: a fragment's nesting can lay out to more than the output's ceiling, which is then an overflow
+    /// before anything is written.
     pub fn reformat<S: Storage>(&self, out: &mut Buffer<S>, json: &[u8], depth: usize) {
-        let layout = self.layout();
-        let mut laid_out = Vec::with_capacity(json.len() * 2);
-        Formatter::nested(depth).feed(json, &layout, &mut laid_out);
-        out.extend(&laid_out);
+        let len = self.reformatted_len(json, depth);
+        out.reserve(usize::try_from(len).unwrap_or(usize::MAX));
+        Formatter::nested(depth).feed_to(json, &self.layout(), out);
     }
 
     /// The length of what [`Pretty::reformat`] writes (saturating), found without writing it: deep nesting in a
@@ -54,6 +54,23 @@ impl Pretty {
             line: &self.line,
             record: b"",
             after_colon: &self.after_colon,
+        }
+    }
+}
+
+/// The formatter writing into an output buffer (room is reserved by the caller or, if not, grown as it goes).
+impl<S: Storage> Sink for Buffer<S> {
+    #[inline]
+    fn push(&mut self, byte: u8) {
+        Buffer::push(self, byte);
+    }
+    #[inline]
+    fn extend_from_slice(&mut self, bytes: &[u8]) {
+        self.extend(bytes);
+    }
+    fn repeat(&mut self, bytes: &[u8], n: usize) {
+        for _ in 0..n {
+            self.extend(bytes);
         }
     }
 }
@@ -84,5 +101,24 @@ mod tests {
             p.reformat(&mut out, json, depth);
             assert_eq!(p.reformatted_len(json, depth), out.into_vec().len() as u64);
         }
+    }
+
+    #[test]
+    fn a_fragment_laid_out_past_the_ceiling_overflows_before_writing() {
+        use crate::overflow::{catch_overflow, Overflow};
+        let p = Pretty::jason_default();
+        let deep = "[".repeat(3_000) + &"]".repeat(3_000);
+        let needed = p.reformatted_len(deep.as_bytes(), 2) as usize;
+        let mut out = Buffer::default();
+        out.set_limit(needed - 1);
+        let caught = catch_overflow(|| p.reformat(&mut out, deep.as_bytes(), 2));
+        assert_eq!(
+            caught,
+            Err(Overflow::Limit {
+                needed,
+                limit: needed - 1
+            })
+        );
+        assert!(out.is_empty());
     }
 }

@@ -88,3 +88,14 @@ pub fn reset_peak() -> isize {
 pub fn peak() -> isize {
     PEAK.load(Relaxed)
 }
+
+/// A binary of `size` bytes from the VM's allocator, or `None` when it refuses (rustler's `OwnedBinary::new`
+/// aborts the VM there: sizes an input decides must fail into an error instead).
+pub fn try_owned_binary(size: usize) -> Option<rustler::OwnedBinary> {
+    // SAFETY: ErlNifBinary is plain data that enif_alloc_binary fills; on success the binary is owned here.
+    unsafe {
+        let mut bin: rustler::sys::ErlNifBinary = std::mem::MaybeUninit::zeroed().assume_init();
+        (rustler::sys::enif_alloc_binary(size, &mut bin) != 0)
+            .then(|| rustler::OwnedBinary::from_raw(bin))
+    }
+}

@@ -41,6 +41,7 @@ use rustler::{Env, Term};
 
 pub use stats::snapshot as stats;
 pub use templates::{forget_templates, register_template};
+pub(crate) use walker::overflow_reason;
 
 mod atoms {
     rustler::atoms! {
@@ -53,6 +54,8 @@ mod atoms {
         duplicate_key,
         improper_list,
         elixir,
+        output_limit,
+        out_of_memory,
         json,
         javascript_safe,
         html_safe,

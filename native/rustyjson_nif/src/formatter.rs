@@ -1,15 +1,16 @@
 //! `RustyJson.Formatter` in the NIF: the output's length is found first (linear in the input, whatever the
 //! output's size), which decides where the work runs, and the text is written straight into a binary of that size.
 
-use rustler::{Binary, Encoder, Env, OwnedBinary, Term};
+use rustler::{Binary, Encoder, Env, Term};
 use rustyjson_core::formatter::{formatted_len, Formatter, Layout, Sink};
+use rustyjson_core::overflow::Overflow;
 
 /// Outputs up to this many bytes are written on the calling (normal) scheduler: about 0.3-1 ms of writing. A
 /// 40 KB input of nested brackets lays out to 800 MB, so the input's size does not tell.
 const NORMAL_OUTPUT_MAX: u64 = 1 << 20;
 
 mod atoms {
-    rustler::atoms! { dirty }
+    rustler::atoms! { dirty, error }
 }
 
 /// The layout of the formatter's four strings.
@@ -27,26 +28,35 @@ pub fn layout<'b>(
     }
 }
 
-/// `input` laid out as a binary; on a normal scheduler (`dirty` false) `:dirty` instead when the output is large.
-pub fn format<'a>(
-    env: Env<'a>,
-    input: &[u8],
-    layout: &Layout,
-    dirty: bool,
-) -> rustler::NifResult<Term<'a>> {
+/// `input` laid out as a binary; on a normal scheduler (`dirty` false) `:dirty` instead when the output is large;
+/// `{:error, reason}` when it would pass `max` bytes or the allocator refuses it, found before anything is
+/// allocated (an exact-size binary that cannot be had would otherwise abort the VM).
+pub fn format<'a>(env: Env<'a>, input: &[u8], layout: &Layout, max: u64, dirty: bool) -> Term<'a> {
     let len = formatted_len(input, layout);
-    if !dirty && len > NORMAL_OUTPUT_MAX {
-        return Ok(atoms::dirty().encode(env));
+    if len > max {
+        return error(env, Overflow::Limit {
+            needed: usize::try_from(len).unwrap_or(usize::MAX),
+            limit: usize::try_from(max).unwrap_or(usize::MAX),
+        });
     }
-    let len = usize::try_from(len).map_err(|_| rustler::Error::RaiseAtom("system_limit"))?;
-    let mut bin = OwnedBinary::new(len);
+    if !dirty && len > NORMAL_OUTPUT_MAX {
+        return atoms::dirty().encode(env);
+    }
+    let needed = usize::try_from(len).unwrap_or(usize::MAX);
+    let Some(mut bin) = crate::alloc::try_owned_binary(needed) else {
+        return error(env, Overflow::Memory { needed });
+    };
     let mut out = Filling {
         buf: bin.as_mut_slice(),
         len: 0,
     };
     Formatter::new().feed_to(input, layout, &mut out);
-    assert_eq!(out.len, len, "formatted_len is the output's length");
-    Ok(bin.release(env).to_term(env))
+    assert_eq!(out.len, needed, "formatted_len is the output's length");
+    bin.release(env).to_term(env)
+}
+
+fn error(env: Env<'_>, why: Overflow) -> Term<'_> {
+    (atoms::error(), crate::encode::overflow_reason(env, why)).encode(env)
 }
 
 /// A buffer of the output's exact length, filled from the start.

@@ -57,8 +57,9 @@ fn forget_templates<'a>(env: Env<'a>, implementations: Term<'a>) -> Term<'a> {
     encode::forget_templates(env, implementations)
 }
 
-/// `RustyJson.Formatter`: lays out a JSON binary with `indent`, `line`, `record` and `after_colon` (binaries), or
-/// returns `:dirty` when the output would take more than about a millisecond to write (`formatter.rs`).
+/// `RustyJson.Formatter`: lays out a JSON binary with `indent`, `line`, `record` and `after_colon` (binaries) in at
+/// most `max` bytes, or returns `:dirty` when the output would take more than about a millisecond to write, or
+/// `{:error, reason}` for an output past `max` or one memory cannot hold (`formatter.rs`).
 #[rustler::nif]
 fn format<'a>(
     env: Env<'a>,
@@ -67,9 +68,10 @@ fn format<'a>(
     line: Binary<'a>,
     record: Binary<'a>,
     after_colon: Binary<'a>,
+    max: u64,
 ) -> rustler::NifResult<Term<'a>> {
     let layout = formatter::layout(&indent, &line, &record, &after_colon);
-    formatter::format(env, &input, &layout, false)
+    Ok(formatter::format(env, &input, &layout, max, false))
 }
 
 /// The same on a dirty CPU scheduler, whatever the output's size.
@@ -81,9 +83,10 @@ fn format_dirty<'a>(
     line: Binary<'a>,
     record: Binary<'a>,
     after_colon: Binary<'a>,
+    max: u64,
 ) -> rustler::NifResult<Term<'a>> {
     let layout = formatter::layout(&indent, &line, &record, &after_colon);
-    formatter::format(env, &input, &layout, true)
+    Ok(formatter::format(env, &input, &layout, max, true))
 }
 
 /// `RustyJson.Encoder`'s fallbacks: the JSON text a `Jason.Encoder` or `JSON.Encoder` implementation returned,

@@ -2,13 +2,14 @@
 
 use rustler::{Encoder, Term};
 use rustyjson_core::escape::Mode;
+use rustyjson_core::overflow::DEFAULT_MAX_OUTPUT;
 use rustyjson_core::pretty::Pretty;
 
 use super::atoms;
 
 /// Options decoded from the compact term Elixir passes (`{escape, strict, pretty}`, or
-/// `{escape, strict, pretty, flags}`: `true` for `sort_keys: true` alone, else an integer of the bits below;
-/// `RustyJson.EncodeOptions`).
+/// `{escape, strict, pretty, flags}`: `true` for `sort_keys: true` alone, else an integer of the bits below; or
+/// `{escape, strict, pretty, flags, max_output_bytes}`; `RustyJson.EncodeOptions`).
 pub(crate) struct Options {
     pub(crate) mode: Mode,
     pub(crate) strict: bool,
@@ -19,6 +20,8 @@ pub(crate) struct Options {
     pub(crate) structs_as_maps: bool,
     /// Tuples are written as arrays (`protocol: false`, or `config :rusty_json, tuples_and_uris: true`).
     pub(crate) tuples: bool,
+    /// `max_output_bytes:`: the output's ceiling ([`DEFAULT_MAX_OUTPUT`] unless given).
+    pub(crate) max_output: usize,
 }
 
 const SORT: u32 = 1;
@@ -27,17 +30,21 @@ const TUPLES: u32 = 4;
 
 pub(crate) fn decode_options(opts: Term) -> Option<Options> {
     // The 3-tuple first: calls without `sort_keys:` read what they always read.
-    let (escape, strict, pretty, flags): (Term, bool, Term, u32) = match opts.decode() {
-        Ok((escape, strict, pretty)) => (escape, strict, pretty, 0),
-        Err(_) => {
-            let (escape, strict, pretty, flags): (Term, bool, Term, Term) = opts.decode().ok()?;
-            let flags = match flags.decode::<bool>() {
-                Ok(sort) => u32::from(sort) * SORT,
-                Err(_) => flags.decode::<u32>().ok()?,
-            };
-            (escape, strict, pretty, flags)
-        }
-    };
+    let (escape, strict, pretty, flags, max_output): (Term, bool, Term, u32, usize) =
+        match opts.decode() {
+            Ok((escape, strict, pretty)) => (escape, strict, pretty, 0, DEFAULT_MAX_OUTPUT),
+            Err(_) => match opts.decode::<(Term, bool, Term, Term)>() {
+                Ok((escape, strict, pretty, flags)) => {
+                    (escape, strict, pretty, flags_of(flags)?, DEFAULT_MAX_OUTPUT)
+                }
+                Err(_) => {
+                    let (escape, strict, pretty, flags, max): (Term, bool, Term, Term, u64) =
+                        opts.decode().ok()?;
+                    let max = usize::try_from(max).unwrap_or(usize::MAX);
+                    (escape, strict, pretty, flags_of(flags)?, max)
+                }
+            },
+        };
     if flags & !(SORT | STRUCTS_AS_MAPS | TUPLES) != 0 {
         return None;
     }
@@ -70,7 +77,16 @@ pub(crate) fn decode_options(opts: Term) -> Option<Options> {
         sort: flags & SORT != 0,
         structs_as_maps: flags & STRUCTS_AS_MAPS != 0,
         tuples: flags & TUPLES != 0,
+        max_output,
     })
+}
+
+/// The flags element: `true` or `false` (`sort_keys:` alone), or an integer of the bits above.
+fn flags_of(flags: Term) -> Option<u32> {
+    match flags.decode::<bool>() {
+        Ok(sort) => Some(u32::from(sort) * SORT),
+        Err(_) => flags.decode::<u32>().ok(),
+    }
 }
 
 /// The total length of the `pretty:` strings in `opts` (0 without `pretty:`), read without copying them.

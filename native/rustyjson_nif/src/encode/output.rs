@@ -10,6 +10,7 @@ use rustler::sys::{
 };
 use rustler::{Encoder, Env, Term};
 use rustyjson_core::buffer::{Buffer, Storage};
+use rustyjson_core::overflow::{overflow, Overflow};
 
 use super::atoms;
 
@@ -49,7 +50,7 @@ const JUMP_FROM: usize = 32 * 1024;
 const JUMP_MAX: usize = 64 << 20;
 
 unsafe impl Storage for BinStorage {
-    fn grow(&mut self, ptr: *mut u8, len: usize, needed: usize) -> (*mut u8, usize) {
+    fn grow(&mut self, ptr: *mut u8, len: usize, needed: usize, limit: usize) -> (*mut u8, usize) {
         let mut target = needed.max(len.saturating_mul(2)).max(4 * STACK_BYTES);
         if target > JUMP_FROM {
             // With a quarter more: the writers reserve room past what they write (a string its length and a
@@ -58,14 +59,17 @@ unsafe impl Storage for BinStorage {
             let last = LAST_SIZE.with(|s| s.get()).min(JUMP_MAX);
             target = target.max(last + last / 4);
         }
+        // Never past the ceiling: a last output near it must not make the next one reserve beyond it.
+        let target = target.min(limit);
+        // The allocator says no (an address space limit) by returning 0: the write ends with an error.
         unsafe {
             if self.allocated {
                 if enif_realloc_binary(&mut self.bin, target) == 0 {
-                    panic!("out of memory growing the JSON output to {target} bytes");
+                    overflow(Overflow::Memory { needed: target });
                 }
             } else {
                 if enif_alloc_binary(target, &mut self.bin) == 0 {
-                    panic!("out of memory allocating the JSON output ({target} bytes)");
+                    overflow(Overflow::Memory { needed: target });
                 }
                 self.allocated = true;
                 ptr::copy_nonoverlapping(ptr, self.bin.data, len);
@@ -133,7 +137,7 @@ pub(super) fn finish_holes<'a>(
 pub(super) fn detach(out: Out) -> (BinStorage, usize) {
     let (mut storage, ptr, len) = out.into_parts();
     if !storage.allocated {
-        storage.grow(ptr, len, len.max(1));
+        storage.grow(ptr, len, len.max(1), usize::MAX);
     }
     (storage, len)
 }

@@ -11,6 +11,7 @@ use rustler::sys::{
 };
 use rustler::{Encoder, Env, ResourceArc, Term};
 use rustyjson_core::buffer::Buffer;
+use rustyjson_core::overflow::catch_overflow;
 
 use super::atoms;
 use super::options::{decode_options, layout_len};
@@ -121,7 +122,11 @@ pub(super) fn run<'a>(
             resumed_len = Some(len);
         }
     }
-    let mut result = walker.walk(root, &mut out, resumed);
+    out.set_limit(options.max_output);
+    // An output past its ceiling (or one the allocator refuses) leaves the walk here, with the walk's state
+    // dropped and nothing allocated for it (`rustyjson_core::overflow`).
+    let mut result = catch_overflow(|| walker.walk(root, &mut out, resumed))
+        .unwrap_or_else(|why| Err(Fail::Overflow(why)));
     let has_holes = !walker.holes.is_empty();
     if has_holes && !matches!(result, Ok(()) | Err(Fail::Budget)) {
         // Errors are reported in document order by the path that resolves every struct first.

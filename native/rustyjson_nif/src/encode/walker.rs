@@ -18,6 +18,7 @@ use rustler::sys::{
 };
 use rustler::{Encoder, Env, OwnedBinary, Term};
 use rustyjson_core::escape::Mode;
+use rustyjson_core::overflow::Overflow;
 use rustyjson_core::pretty::Pretty;
 
 use super::atoms;
@@ -38,6 +39,8 @@ pub(super) enum Fail {
     /// The term needs Elixir (a struct, a fragment function, an unusual key): resolve there and call again.
     Elixir,
     Budget,
+    /// The output passed its ceiling, or the allocator refused it (`rustyjson_core::overflow`).
+    Overflow(Overflow),
 }
 
 impl Fail {
@@ -53,8 +56,19 @@ impl Fail {
             }
             Fail::ImproperList(tail) => (atoms::improper_list(), t(tail)).encode(env),
             Fail::Elixir | Fail::Budget => atoms::elixir().encode(env),
+            Fail::Overflow(why) => overflow_reason(env, why),
         };
         (atoms::error(), reason).encode(env)
+    }
+}
+
+/// `{:output_limit, needed, limit}` or `{:out_of_memory, needed}`: what `RustyJson.EncodeError` words.
+pub(crate) fn overflow_reason(env: Env, why: Overflow) -> Term {
+    match why {
+        Overflow::Limit { needed, limit } => {
+            (atoms::output_limit(), needed as u64, limit as u64).encode(env)
+        }
+        Overflow::Memory { needed } => (atoms::out_of_memory(), needed as u64).encode(env),
     }
 }
 
