@@ -340,6 +340,9 @@ defmodule RustyJson do
     raise ArgumentError, "could not turn the key #{inspect(key)} into an atom"
   end
 
+  defp decode_exception({:out_of_memory, position, needed}, input),
+    do: %DecodeError{position: position, data: input, memory: needed}
+
   defp decode_exception({position, token}, input),
     do: %DecodeError{position: position, token: token, data: input}
 

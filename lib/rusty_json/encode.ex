@@ -96,7 +96,11 @@ defmodule RustyJson.Encode do
            EncodeOptions.compact(opts)
          ) do
       {:ok, json} ->
-        RustyJson.Formatter.layout(json, {indent, line, line, colon}, EncodeOptions.max_output(opts))
+        RustyJson.Formatter.layout(
+          json,
+          {indent, line, line, colon},
+          EncodeOptions.max_output(opts)
+        )
 
       error ->
         error

@@ -46,9 +46,14 @@ defmodule RustyJson.EncodeOptions do
   @max_output Application.compile_env(:rusty_json, :max_output_bytes, @native_max_output)
 
   @default (cond do
-              @max_output != @native_max_output -> {:json, false, nil, @tuples_and_uris && @tuples, @max_output}
-              @tuples_and_uris -> {:json, false, nil, @tuples}
-              true -> {:json, false, nil}
+              @max_output != @native_max_output ->
+                {:json, false, nil, @tuples_and_uris && @tuples, @max_output}
+
+              @tuples_and_uris ->
+                {:json, false, nil, @tuples}
+
+              true ->
+                {:json, false, nil}
             end)
   @form "; expected a keyword list or a map of options"
   @pretty_keys "expected :indent, :line_separator, :after_colon or :record_separator with iodata"
@@ -147,9 +152,14 @@ defmodule RustyJson.EncodeOptions do
   @spec compact(t()) :: t()
   def compact({escape, strict, _pretty}), do: {escape, strict, nil}
   def compact({escape, strict, _pretty, sort}), do: {escape, strict, nil, sort}
-  def compact({escape, strict, _pretty, sort, max}) when is_integer(max), do: {escape, strict, nil, sort, max}
+
+  def compact({escape, strict, _pretty, sort, max}) when is_integer(max),
+    do: {escape, strict, nil, sort, max}
+
   def compact({escape, strict, _pretty, sort, _compress}), do: {escape, strict, nil, sort}
-  def compact({escape, strict, _pretty, sort, max, _compress}), do: {escape, strict, nil, sort, max}
+
+  def compact({escape, strict, _pretty, sort, max, _compress}),
+    do: {escape, strict, nil, sort, max}
 
   @doc "The output's ceiling in bytes these options set (`max_output_bytes/0` when they set none)."
   @spec max_output(t()) :: pos_integer()
@@ -329,8 +339,9 @@ defmodule RustyJson.EncodeOptions do
   # number of spaces (RustyJson 0.3's `pretty: 4`, `indent: 4`), at most @max_layout_bytes. Raises
   # `ArgumentError` saying which and why.
   @spec layout!(atom(), term()) :: binary()
-  def layout!(:indent, spaces) when is_integer(spaces) and spaces >= 0 and spaces <= @max_layout_bytes,
-    do: :binary.copy(" ", spaces)
+  def layout!(:indent, spaces)
+      when is_integer(spaces) and spaces >= 0 and spaces <= @max_layout_bytes,
+      do: :binary.copy(" ", spaces)
 
   def layout!(:indent, spaces) when is_integer(spaces) and spaces > @max_layout_bytes,
     do: layout_error!(:indent, spaces, "at most #{@max_layout_bytes} spaces")

@@ -38,7 +38,9 @@ defmodule RustyJson.EncodeError do
   end
 
   def new({:out_of_memory, needed}) do
-    %__MODULE__{message: "out of memory: the output needs #{needed} bytes, which could not be allocated"}
+    %__MODULE__{
+      message: "out of memory: the output needs #{needed} bytes, which could not be allocated"
+    }
   end
 
   def new({:invalid_byte, byte, original}) do
@@ -72,11 +74,17 @@ defmodule RustyJson.DecodeError do
           data: String.t() | nil,
           line: pos_integer() | nil,
           offset: non_neg_integer() | nil,
-          limit: pos_integer() | nil
+          limit: pos_integer() | nil,
+          memory: pos_integer() | nil
         }
-  defexception [:position, :token, :data, line: nil, offset: nil, limit: nil]
+  defexception [:position, :token, :data, line: nil, offset: nil, limit: nil, memory: nil]
 
   @impl true
+  def message(%{memory: memory} = error) when is_integer(memory) do
+    "out of memory at #{where(error)}: decoding needed #{memory} bytes of working memory (its stacks of " <>
+      "open containers and pending values), which could not be allocated"
+  end
+
   def message(%{limit: limit, offset: nil}) when is_integer(limit) do
     "input longer than the max_bytes limit of #{limit} bytes"
   end

@@ -61,7 +61,12 @@ defmodule RustyJson.Formatter do
   @spec minimize_to_iodata(iodata(), keyword()) :: iodata()
   def minimize_to_iodata(input, opts \\ []) do
     record = EncodeOptions.layout!(:record_separator, Keyword.get(opts, :record_separator, "\n"))
-    max = opts |> Keyword.get(:max_output_bytes, EncodeOptions.max_output_bytes()) |> EncodeOptions.max_output!()
+
+    max =
+      opts
+      |> Keyword.get(:max_output_bytes, EncodeOptions.max_output_bytes())
+      |> EncodeOptions.max_output!()
+
     layout!(input, {"", "", record, ""}, max)
   end
 
@@ -121,7 +126,8 @@ defmodule RustyJson.Formatter do
     parse_opts(opts, layout, max)
   end
 
-  defp parse_opts([], {indent, line, record, colon}, max), do: {{indent, line, record || line, colon}, max}
+  defp parse_opts([], {indent, line, record, colon}, max),
+    do: {{indent, line, record || line, colon}, max}
 
   defp option_key(option)
        when option in [:indent, :line_separator, :record_separator, :after_colon],

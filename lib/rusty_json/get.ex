@@ -44,6 +44,9 @@ defmodule RustyJson.Get do
       {:ok, spans} ->
         {:ok, spans}
 
+      {:error, {:out_of_memory, position, needed}} ->
+        {:error, %DecodeError{position: position, data: input, memory: needed}}
+
       {:error, {position, token}} ->
         {:error, %DecodeError{position: position, token: token, data: input}}
 

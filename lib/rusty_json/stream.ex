@@ -242,7 +242,9 @@ defmodule RustyJson.Stream do
   end
 
   defp given?(parsed, :pretty), do: elem(parsed, 2) != nil
-  defp given?(parsed, :compress), do: elem(RustyJson.EncodeOptions.split_compression(parsed), 1) != nil
+
+  defp given?(parsed, :compress),
+    do: elem(RustyJson.EncodeOptions.split_compression(parsed), 1) != nil
 
   ## Decoding
 

@@ -314,7 +314,13 @@ mod tests {
     struct StackThenVec(Vec<u8>);
 
     unsafe impl Storage for StackThenVec {
-        fn grow(&mut self, ptr: *mut u8, len: usize, needed: usize, limit: usize) -> (*mut u8, usize) {
+        fn grow(
+            &mut self,
+            ptr: *mut u8,
+            len: usize,
+            needed: usize,
+            limit: usize,
+        ) -> (*mut u8, usize) {
             if self.0.capacity() == 0 {
                 let mut v = Vec::with_capacity(needed * 2);
                 unsafe { ptr::copy_nonoverlapping(ptr, v.as_mut_ptr(), len) };

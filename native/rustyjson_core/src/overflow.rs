@@ -53,14 +53,51 @@ pub fn try_grow<T>(vec: &mut Vec<T>, additional: usize) {
     }
 }
 
+/// `vec.push(value)`, growing (amortized, as `Vec` does) through [`try_grow`]: a working stack whose depth or
+/// width the input decides fails into an overflow, never an abort.
+#[inline(always)]
+pub fn push<T>(vec: &mut Vec<T>, value: T) {
+    if vec.len() == vec.capacity() {
+        grow_one(vec);
+    }
+    vec.push(value);
+}
+
+#[cold]
+#[inline(never)]
+fn grow_one<T>(vec: &mut Vec<T>) {
+    try_grow(vec, 1);
+}
+
+/// An empty vector with room for exactly `capacity` elements, or an [`Overflow::Memory`].
+pub fn try_with_capacity<T>(capacity: usize) -> Vec<T> {
+    let mut vec = Vec::new();
+    if vec.try_reserve_exact(capacity).is_err() {
+        let needed = capacity.saturating_mul(std::mem::size_of::<T>());
+        overflow(Overflow::Memory { needed });
+    }
+    vec
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn catches_an_overflow_and_lets_other_panics_through() {
-        let caught = catch_overflow(|| -> u8 { overflow(Overflow::Limit { needed: 9, limit: 8 }) });
-        assert_eq!(caught, Err(Overflow::Limit { needed: 9, limit: 8 }));
+        let caught = catch_overflow(|| -> u8 {
+            overflow(Overflow::Limit {
+                needed: 9,
+                limit: 8,
+            })
+        });
+        assert_eq!(
+            caught,
+            Err(Overflow::Limit {
+                needed: 9,
+                limit: 8
+            })
+        );
         assert_eq!(catch_overflow(|| 7), Ok(7));
         let other = std::panic::catch_unwind(|| catch_overflow(|| panic!("not an overflow")));
         assert!(other.is_err());

@@ -4,6 +4,7 @@
 //! container's elements are a slice of that stack when it closes: no per-container collection, and nesting
 //! depth is bounded by memory, never by the machine stack.
 
+use crate::overflow::{catch_overflow, push, try_grow, Overflow};
 use crate::utf8;
 
 /// Jason's default limit: an integer token (minus sign included) longer than this many bytes is an error.
@@ -67,6 +68,9 @@ pub enum ParseError {
     /// public functions, which pause before the token instead.
     #[doc(hidden)]
     LongToken(usize),
+    /// The parse's working memory (its stacks of open containers and pending values, as deep and wide as the
+    /// input makes them) needed `needed` bytes at this position, and the allocator refused them.
+    Memory { at: usize, needed: usize },
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -196,13 +200,24 @@ fn parse_from<B: Builder>(
             )
         };
     }
-    let result = if limits.duplicate_keys_error {
-        run!(true, false)
-    } else if input.len() - p.pos <= SHORT_INPUT {
-        run!(false, true)
-    } else {
-        run!(false, false)
-    };
+    // A stack the allocator cannot grow ends the parse with an error where it stood (`overflow.rs`).
+    let result = catch_overflow(|| {
+        if limits.duplicate_keys_error {
+            run!(true, false)
+        } else if input.len() - p.pos <= SHORT_INPUT {
+            run!(false, true)
+        } else {
+            run!(false, false)
+        }
+    })
+    .unwrap_or_else(|why| {
+        let refused = match why {
+            Overflow::Memory { needed } | Overflow::Limit { needed, .. } => needed,
+        };
+        // What it held and what it asked for more: the working memory the input needed.
+        let needed = s.held_bytes().saturating_add(refused);
+        Err(ParseError::Memory { at: p.pos, needed })
+    });
     stacks.scratch = p.scratch;
     stacks.refused = p.refused;
     *pos = p.pos;
@@ -392,7 +407,7 @@ impl<'a> Parser<'a> {
                                 limit = GROWTH_ENDS_SLICE;
                             }
                             if TRACK_KEYS {
-                                key_starts.push(self.pos);
+                                push(key_starts, self.pos);
                             }
                             self.object_key(b, keys, c)?;
                             if self.pos > limit {
@@ -458,7 +473,7 @@ impl<'a> Parser<'a> {
                 match (frame.kind, c) {
                     (Kind::Array, b',') => {
                         self.pos += 1;
-                        values.push(v);
+                        push(values, v);
                         if self.pos > limit {
                             return Ok(None);
                         }
@@ -478,7 +493,7 @@ impl<'a> Parser<'a> {
                                 break;
                             }
                             self.pos += 1;
-                            values.push(v);
+                            push(values, v);
                             if self.pos > limit {
                                 return Ok(None);
                             }
@@ -487,10 +502,10 @@ impl<'a> Parser<'a> {
                     (Kind::Object, b',') => {
                         self.report_refused_key(keys.len())?;
                         self.pos += 1;
-                        values.push(v);
+                        push(values, v);
                         let c = self.next_byte()?;
                         if TRACK_KEYS {
-                            key_starts.push(self.pos);
+                            push(key_starts, self.pos);
                         }
                         self.object_key(b, keys, c)?;
                         if self.pos > limit {
@@ -502,7 +517,7 @@ impl<'a> Parser<'a> {
                         let start = frame.values_start;
                         let len = values.len() - start + 1;
                         if len >= LARGE_CONTAINER && b.defer_build(len, false) {
-                            values.push(v);
+                            push(values, v);
                             *held = true;
                             return Ok(None);
                         }
@@ -512,7 +527,7 @@ impl<'a> Parser<'a> {
                             // Single-element array: no collection.
                             v = b.array(std::slice::from_ref(&v));
                         } else {
-                            values.push(v);
+                            push(values, v);
                             v = b.array(&values[start..]);
                             values.truncate(start);
                         }
@@ -523,7 +538,7 @@ impl<'a> Parser<'a> {
                         let kstart = frame.keys_start;
                         let len = keys.len() - kstart;
                         if len >= LARGE_CONTAINER && b.defer_build(len, true) {
-                            values.push(v);
+                            push(values, v);
                             *held = true;
                             return Ok(None);
                         }
@@ -535,7 +550,7 @@ impl<'a> Parser<'a> {
                         self.pos += 1;
                         frames.pop();
                         if TRACK_KEYS {
-                            values.push(v);
+                            push(values, v);
                             let starts = &key_starts[kstart..];
                             v = b.object_with_starts(&keys[kstart..], starts, &values[start..]);
                             values.truncate(start);
@@ -543,7 +558,7 @@ impl<'a> Parser<'a> {
                         } else if start == values.len() {
                             v = b.object(&keys[kstart..], std::slice::from_ref(&v));
                         } else {
-                            values.push(v);
+                            push(values, v);
                             v = b.object(&keys[kstart..], &values[start..]);
                             values.truncate(start);
                         }
@@ -553,7 +568,7 @@ impl<'a> Parser<'a> {
                 }
                 if self.pos > limit {
                     // Long runs of closing brackets have no other pause point.
-                    values.push(v);
+                    push(values, v);
                     *held = true;
                     return Ok(None);
                 }

@@ -45,7 +45,7 @@ use std::time::{Duration, Instant};
 
 mod atoms {
     rustler::atoms! {
-        ok, error, nil, true_ = "true", false_ = "false", badarg, atom, existing_atom,
+        ok, error, nil, true_ = "true", false_ = "false", badarg, atom, existing_atom, out_of_memory,
         __struct__, values, coef, exp, sign,
         ordered_object = "Elixir.RustyJson.OrderedObject",
         decimal = "Elixir.Decimal",

@@ -34,10 +34,13 @@ pub fn layout<'b>(
 pub fn format<'a>(env: Env<'a>, input: &[u8], layout: &Layout, max: u64, dirty: bool) -> Term<'a> {
     let len = formatted_len(input, layout);
     if len > max {
-        return error(env, Overflow::Limit {
-            needed: usize::try_from(len).unwrap_or(usize::MAX),
-            limit: usize::try_from(max).unwrap_or(usize::MAX),
-        });
+        return error(
+            env,
+            Overflow::Limit {
+                needed: usize::try_from(len).unwrap_or(usize::MAX),
+                limit: usize::try_from(max).unwrap_or(usize::MAX),
+            },
+        );
     }
     if !dirty && len > NORMAL_OUTPUT_MAX {
         return atoms::dirty().encode(env);

@@ -19,7 +19,9 @@ use crate::aligned::{self, Anchor};
 use crate::continuation;
 use crate::decode::{flags_and_limits, FLOAT_DECIMALS, RAW_STRINGS};
 
-rustler::atoms! { ok, error, first, last, badarg }
+rustler::atoms! { ok, error, first, last, badarg, out_of_memory }
+
+use rustyjson_core::overflow::{catch_overflow, Overflow};
 
 /// Bytes walked between looks at the clock (the walk skips ~1 GB/s: well under 0.1 ms).
 const SLICE_BYTES: usize = 64 * 1024;
@@ -113,7 +115,21 @@ fn slice<'a>(env: Env<'a>, input: Term<'a>, bytes: &[u8], mut walk: Walk, dirty:
         } else {
             (walk.pos.saturating_add(SLICE_BYTES), Some(STRING_SCAN))
         };
-        match walk.locator.run(bytes, &mut walk.pos, limit, scan, true) {
+        // Its stack of open containers, as deep as the input nests, fails into an error where the allocator
+        // refuses it (`rustyjson_core::overflow`).
+        let pos = &mut walk.pos;
+        let ran = catch_overflow(|| walk.locator.run(bytes, pos, limit, scan, true));
+        let ran = ran.map_err(|why| {
+            let needed = match why {
+                Overflow::Memory { needed } | Overflow::Limit { needed, .. } => needed,
+            };
+            let needed = walk.locator.held_bytes().saturating_add(needed);
+            ParseError::Memory {
+                at: walk.pos,
+                needed,
+            }
+        });
+        match ran.and_then(|located| located) {
             Ok(Located::Paused) if started.is_some_and(|s| s.elapsed() < YIELD_AFTER) => continue,
             Ok(Located::Paused) => break Next::Yield(false),
             Ok(Located::LongToken) => break Next::Yield(true),
@@ -173,6 +189,7 @@ fn reason<'a>(env: Env<'a>, bytes: &[u8], e: ParseError) -> Term<'a> {
         | ParseError::UnexpectedEnd(at)
         | ParseError::LongToken(at)
         | ParseError::Key { start: at, .. } => at.encode(env),
+        ParseError::Memory { at, needed } => (out_of_memory(), at, needed as u64).encode(env),
     }
 }
 

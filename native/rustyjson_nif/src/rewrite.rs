@@ -31,7 +31,8 @@ pub fn rewrite<'a>(env: Env<'a>, input: Binary<'a>, opts: Term<'a>) -> NifResult
             let (position, token) = match error {
                 ParseError::UnexpectedByte(at)
                 | ParseError::UnexpectedEnd(at)
-                | ParseError::LongToken(at) => (at, atoms::nil().encode(env)),
+                | ParseError::LongToken(at)
+                | ParseError::Memory { at, .. } => (at, atoms::nil().encode(env)),
                 ParseError::Token { start, end }
                 | ParseError::Key { start, end }
                 | ParseError::DuplicateKey { start, end } => {

@@ -13,6 +13,8 @@ pub(super) const CHUNK: usize = 4096;
 /// ~8 µs each on a virtual machine.
 pub(crate) const GROWTH_ENDS_SLICE: usize = 0;
 
+use crate::overflow::{push, try_with_capacity};
+
 pub(crate) struct ChunkedStack<T> {
     /// The chunk pushed to and popped from; never empty while `full` is not.
     top: Vec<T>,
@@ -39,6 +41,12 @@ impl<T> ChunkedStack<T> {
         self.full.len() * CHUNK + self.top.len()
     }
 
+    /// The bytes its chunks hold.
+    pub(crate) fn held_bytes(&self) -> usize {
+        (self.full.len() * CHUNK + self.top.capacity() + self.spare.capacity())
+            * std::mem::size_of::<T>()
+    }
+
     #[inline(always)]
     pub(crate) fn is_empty(&self) -> bool {
         self.top.is_empty()
@@ -58,11 +66,11 @@ impl<T> ChunkedStack<T> {
     fn next_chunk(&mut self) -> bool {
         let allocated = self.spare.capacity() != CHUNK;
         let next = if allocated {
-            Vec::with_capacity(CHUNK)
+            try_with_capacity(CHUNK)
         } else {
             std::mem::take(&mut self.spare)
         };
-        self.full.push(std::mem::replace(&mut self.top, next));
+        push(&mut self.full, std::mem::replace(&mut self.top, next));
         allocated
     }
 

@@ -19,13 +19,13 @@ impl Parser<'_> {
             if let Some(expected) = b.expected_key() {
                 if expected.at(self.input, self.pos) {
                     let (start, end) = self.take_expected(expected.len)?;
-                    keys.push(b.expected_key_found(start, end));
+                    push(keys, b.expected_key_found(start, end));
                     return Ok(());
                 }
                 if let Some(alternate) = b.alternate_key() {
                     if alternate.at(self.input, self.pos) {
                         let (start, end) = self.take_expected(alternate.len)?;
-                        keys.push(b.alternate_key_found(start, end));
+                        push(keys, b.alternate_key_found(start, end));
                         return Ok(());
                     }
                 }
@@ -74,7 +74,7 @@ impl Parser<'_> {
             Err(()) => self.refuse_key(b, key_start, key_end, keys.len()),
         };
         self.colon()?;
-        keys.push(k);
+        push(keys, k);
         Ok(())
     }
 

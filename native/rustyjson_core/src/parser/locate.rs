@@ -221,6 +221,11 @@ impl Locator {
     /// far past `limit` a string may run (a longer one, or a number of more than [`LONG_NUMBER`] bytes, stops the
     /// walk before it with [`Located::LongToken`]). `last`: `input` ends the stream (always true unless
     /// [`LocateOptions::stream`]). Errors are the parser's, at the parser's positions (relative to `input`).
+    /// The bytes its stack of open containers holds.
+    pub fn held_bytes(&self) -> usize {
+        self.frames.held_bytes()
+    }
+
     pub fn run(
         &mut self,
         input: &[u8],

@@ -20,6 +20,18 @@ pub struct Stacks<V, K> {
     pub(super) refused: Option<RefusedKey>,
 }
 
+impl<V, K> Stacks<V, K> {
+    /// The bytes the stacks hold now (what a parse that ran out of memory had already taken).
+    pub(crate) fn held_bytes(&self) -> usize {
+        use std::mem::size_of;
+        self.frames.held_bytes()
+            + self.values.capacity() * size_of::<V>()
+            + self.keys.capacity() * size_of::<K>()
+            + self.key_starts.capacity() * size_of::<usize>()
+            + self.scratch.capacity()
+    }
+}
+
 impl<V, K> Default for Stacks<V, K> {
     fn default() -> Self {
         Stacks {

@@ -149,7 +149,7 @@ impl Parser<'_> {
         let input = self.input;
         let n = at - run;
         // The run, 16 bytes of over-copy and an escape's 4 bytes at most.
-        self.scratch.reserve(n + 32);
+        try_grow(&mut self.scratch, n + 32);
         let len = self.scratch.len();
         // SAFETY: `n + 32` bytes are reserved past `len`: the run (16 bytes stored when it is shorter) and the
         // escape's UTF-8 (at most 4 bytes) fit; `len` then covers only the bytes written.
@@ -329,7 +329,7 @@ pub(super) fn validate_utf8(input: &[u8], start: usize, end: usize) -> Result<()
 #[inline(always)]
 fn push_run(scratch: &mut Vec<u8>, input: &[u8], from: usize, to: usize) {
     let n = to - from;
-    scratch.reserve(n.max(16));
+    try_grow(scratch, n.max(16));
     // SAFETY: `max(n, 16)` bytes are reserved past the length; only the first `n` become part of the vector.
     unsafe {
         let len = scratch.len();

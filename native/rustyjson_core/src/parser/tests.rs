@@ -519,7 +519,10 @@ fn mutated_documents_never_panic() {
             Err(ParseError::UnexpectedEnd(p)) => assert_eq!(p, doc.len()),
             Err(ParseError::Token { start, end }) => assert!(start < end && end <= doc.len()),
             Err(
-                ParseError::Key { .. } | ParseError::DuplicateKey { .. } | ParseError::LongToken(_),
+                ParseError::Key { .. }
+                | ParseError::DuplicateKey { .. }
+                | ParseError::LongToken(_)
+                | ParseError::Memory { .. },
             ) => {
                 unreachable!()
             }

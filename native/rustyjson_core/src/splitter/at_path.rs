@@ -213,7 +213,8 @@ impl PathSplitter {
             ParseError::UnexpectedByte(at) => (at, at + 1),
             ParseError::UnexpectedEnd(at)
             | ParseError::LongToken(at)
-            | ParseError::Key { start: at, .. } => (at, at),
+            | ParseError::Key { start: at, .. }
+            | ParseError::Memory { at, .. } => (at, at),
         };
         let end = end.min(buf.len());
         let start = start.min(end);

@@ -218,6 +218,9 @@ impl<'a> TermBuilder<'a> {
             Err(ParseError::UnexpectedByte(pos))
             | Err(ParseError::UnexpectedEnd(pos))
             | Err(ParseError::LongToken(pos)) => (atoms::error(), pos).encode(env),
+            Err(ParseError::Memory { at, needed }) => {
+                (atoms::error(), (atoms::out_of_memory(), at, needed as u64)).encode(env)
+            }
             Err(ParseError::Token { start, end })
             | Err(ParseError::DuplicateKey { start, end }) => {
                 let token = unsafe { Term::new(env, self.copy_binary(&bytes[start..end])) };
