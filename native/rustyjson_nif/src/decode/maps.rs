@@ -5,7 +5,9 @@
 use super::*;
 use rustyjson_core::kept_keys::KeptKeys;
 
-/// Large-object shapes remembered (2^LARGE_SHAPE_BITS slots, by a hash of the key bytes).
+/// Large-object shapes remembered (2^LARGE_SHAPE_BITS slots, by a hash of the key bytes). What a thread keeps
+/// here is bounded: per slot at most `kept_keys::BYTES_MAX` (16 KB) of keys and a trie of at most
+/// `hamt::MAX_KEYS` leaves (under 25 KB), so 16 slots hold well under 1 MB.
 pub(super) const LARGE_SHAPE_BITS: u32 = 4;
 
 /// A sequence of keys of a large object (33 to `hamt::MAX_KEYS` binary keys) and, from its second sighting, the
