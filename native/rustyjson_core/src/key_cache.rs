@@ -13,6 +13,9 @@
 const SLOTS: usize = 64;
 /// Recorded bytes kept across [`KeyCache::clear`] at most.
 const KEEP_BYTES: usize = 16 * 1024;
+/// Recorded keys' words and spans kept across [`KeyCache::clear`] at most (8 bytes each): an object of many keys
+/// reserves them all as it starts recording, and an encode that fails then has recorded few of their bytes.
+const KEEP_KEYS: usize = 2048;
 /// Misses a ready slot can bank.
 const MAX_CREDIT: u8 = 4;
 /// Recorded bytes at most: an encode with many different key sets stops recording past this.
@@ -162,7 +165,8 @@ impl KeyCache {
         }
     }
 
-    /// Empties the cache for the next encode, keeping its memory (up to [`KEEP_BYTES`] of recorded keys).
+    /// Empties the cache for the next encode, keeping its memory (up to [`KEEP_BYTES`] of recorded keys and
+    /// [`KEEP_KEYS`] of their words and spans).
     pub fn clear(&mut self) {
         self.generation = self.generation.wrapping_add(1);
         if self.generation == 0 {
@@ -173,7 +177,10 @@ impl KeyCache {
         self.words.clear();
         self.spans.clear();
         self.bytes.clear();
-        if self.bytes.capacity() > KEEP_BYTES {
+        if self.bytes.capacity() > KEEP_BYTES
+            || self.words.capacity() > KEEP_KEYS
+            || self.spans.capacity() > KEEP_KEYS
+        {
             *self = KeyCache {
                 generation: self.generation,
                 slots: std::mem::take(&mut self.slots),
@@ -346,6 +353,22 @@ mod tests {
         }
         assert_eq!(recorded, MAX_BYTES.div_ceil(key.len()));
         assert!(cache.bytes.len() < MAX_BYTES + key.len());
+    }
+
+    #[test]
+    fn a_clear_drops_the_words_of_a_large_object_that_never_recorded() {
+        let mut cache = KeyCache::default();
+        warm(&mut cache);
+        let keys: Vec<usize> = (0..100_000).map(|i| 0x10_0000 + i * 8).collect();
+        cache.open(keys.as_ptr() as usize, &keys);
+        // Recording starts (every key's word and span reserved), and the encode fails before any key is written.
+        assert!(matches!(
+            cache.open(keys.as_ptr() as usize, &keys),
+            KeyUse::Record { .. }
+        ));
+        cache.clear();
+        assert!(cache.words.capacity() <= KEEP_KEYS && cache.spans.capacity() <= KEEP_KEYS);
+        assert!(cache.bytes.capacity() <= KEEP_BYTES);
     }
 
     #[test]

@@ -8,6 +8,7 @@ pub mod escape;
 pub mod float;
 pub mod formatter;
 pub mod intern;
+pub mod kept_keys;
 pub mod key_cache;
 pub mod number;
 pub mod overflow;

@@ -3,18 +3,20 @@
 //! by the VM, and duplicate keys resolved as Jason does (the first wins).
 
 use super::*;
+use rustyjson_core::kept_keys::KeptKeys;
 
-/// Large-object shapes remembered (2^LARGE_SHAPE_BITS slots, by a hash of the key bytes).
+/// Large-object shapes remembered (2^LARGE_SHAPE_BITS slots, by a hash of the key bytes). What a thread keeps
+/// here is bounded: per slot at most `kept_keys::BYTES_MAX` (16 KB) of keys and a trie of at most
+/// `hamt::MAX_KEYS` leaves (under 25 KB), so 16 slots hold well under 1 MB.
 pub(super) const LARGE_SHAPE_BITS: u32 = 4;
 
 /// A sequence of keys of a large object (33 to `hamt::MAX_KEYS` binary keys) and, from its second sighting, the
-/// trie the VM built for it.
+/// trie the VM built for it. Kept between calls, so bounded in bytes: a sequence of long keys is not remembered
+/// (see [`KeptKeys`]), and the slot keeps what it held.
 #[derive(Default)]
 pub(super) struct LargeShape {
     hash: u64,
-    /// The keys' bytes, one after another, and where each ends.
-    bytes: Vec<u8>,
-    ends: Vec<u32>,
+    keys: KeptKeys,
     template: Option<hamt::Template>,
     /// The trie could not be read (or the keys repeat): leave this shape to the VM.
     refused: bool,
@@ -22,25 +24,14 @@ pub(super) struct LargeShape {
 
 impl LargeShape {
     fn holds(&self, hash: u64, keys: &[Key]) -> bool {
-        if self.hash != hash || self.ends.len() != keys.len() {
-            return false;
-        }
-        let mut start = 0;
-        keys.iter().zip(&self.ends).all(|(k, &end)| {
-            let same = same_bytes(&self.bytes[start..end as usize], k.bytes());
-            start = end as usize;
-            same
-        })
+        self.hash == hash && self.keys.holds(keys.iter().map(Key::bytes))
     }
 
     fn remember(&mut self, hash: u64, keys: &[Key]) {
-        self.hash = hash;
-        self.bytes.clear();
-        self.ends.clear();
-        for k in keys {
-            self.bytes.extend_from_slice(k.bytes());
-            self.ends.push(self.bytes.len() as u32);
+        if !self.keys.remember(keys.iter().map(Key::bytes)) {
+            return;
         }
+        self.hash = hash;
         self.template = None;
         self.refused = false;
     }
@@ -69,21 +60,6 @@ impl Shape {
         idx: [0; FLATMAP_MAX],
         tuple: None,
     };
-}
-
-/// Whether two keys are the same bytes: keys of up to 16 bytes compared as two words from their ends (a
-/// `memcmp` call per key was most of checking a large map's shape).
-#[inline(always)]
-fn same_bytes(a: &[u8], b: &[u8]) -> bool {
-    use rustyjson_core::buffer::prefix_be;
-    if a.len() != b.len() {
-        return false;
-    }
-    match (a.last_chunk::<8>(), b.last_chunk::<8>()) {
-        (Some(x), Some(y)) if a.len() <= 16 => prefix_be(a) == prefix_be(b) && x == y,
-        (Some(_), Some(_)) => a == b,
-        _ => prefix_be(a) == prefix_be(b),
-    }
 }
 
 /// A hash of a key sequence: each key's length and first and last 8 bytes, mixed on their own (the keys' hashes
