@@ -512,7 +512,10 @@ impl Locator {
                     }
                 }
             }
-        } else if let Some(k) = input[i.min(input.len())..].iter().position(|&b| ends_scalar(b)) {
+        } else if let Some(k) = input[i.min(input.len())..]
+            .iter()
+            .position(|&b| ends_scalar(b))
+        {
             self.scanned = 0;
             return Some(i + k);
         }

@@ -241,9 +241,16 @@ fn an_envelope_token_longer_than_max_token_fails_at_its_start_whatever_the_cuts(
         for cut in 0..=doc.len() {
             let pieces = [&doc[..cut], &doc[cut..]];
             let name = format!("{} cut at {cut}", String::from_utf8_lossy(doc));
-            assert_eq!(bounded_result(&pieces, 9), Err(Failure::TooLong(at)), "{name}");
+            assert_eq!(
+                bounded_result(&pieces, 9),
+                Err(Failure::TooLong(at)),
+                "{name}"
+            );
             let fits = bounded_result(&pieces, 10);
-            assert!(!matches!(fits, Err(Failure::TooLong(_))), "{name}: {fits:?}");
+            assert!(
+                !matches!(fits, Err(Failure::TooLong(_))),
+                "{name}: {fits:?}"
+            );
         }
     }
 }
@@ -271,10 +278,18 @@ fn an_endless_envelope_token_fails_early_and_keeps_no_more_than_max_token_and_a_
         while result.is_ok() && fed < 100 {
             result = s.feed_direct(&fill, &mut spans, &mut values, |_, _| None);
             fed += 1;
-            assert!(s.carried() <= MAX + PIECE, "{head}: {} carried", s.carried());
+            assert!(
+                s.carried() <= MAX + PIECE,
+                "{head}: {} carried",
+                s.carried()
+            );
         }
         assert_eq!(result, Err(Failure::TooLong(at)), "{head}");
         assert_eq!(fed, MAX / PIECE + 1, "{head}: stopped once past the limit");
-        assert_eq!(s.finish(), Err(Failure::TooLong(at)), "{head}: and stays failed");
+        assert_eq!(
+            s.finish(),
+            Err(Failure::TooLong(at)),
+            "{head}: and stays failed"
+        );
     }
 }
