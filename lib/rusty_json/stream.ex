@@ -68,7 +68,8 @@ defmodule RustyJson.Stream do
 
   @doc """
   Decodes the items of one JSON array, lazily: memory is bounded by the largest item (and the chunk size), not by
-  the array. Options as in `decode_documents/2`, and:
+  the array; with `at:`, by the longest token of the envelope too. Without `max_bytes:` neither has a limit: give
+  it for input you do not trust. Options as in `decode_documents/2`, and:
 
     * `:at` - a JSON Pointer (RFC 6901, see `RustyJson.Pointer`): the array is the value at that path of the
       document, not the document itself: `at: "/data"` for `{"data": [...], "meta": {...}}`, `at: "/hits/hits"`

@@ -9,8 +9,8 @@
 //! The walk is resumable at every step (a token, or a bracket, comma or colon): [`Locator::run`] stops past a
 //! byte limit (a NIF's slice), before a token too long for a normal scheduler's slice, and, for a stream
 //! ([`LocateOptions::stream`]), where its input ends inside a token (the caller feeds that token again with the
-//! bytes after it) or at the `[` of the array it streams (the caller splits that array into items and resumes
-//! after its `]`).
+//! bytes after it), at a token longer than [`LocateOptions::max_token`] (a bounded stream), or at the `[` of the
+//! array it streams (the caller splits that array into items and resumes after its `]`).
 
 use super::*;
 
@@ -120,7 +120,7 @@ pub struct Locator {
     found: Vec<Option<(u64, u64)>>,
     /// A stream: the value at the path was an array, taken by the caller.
     streamed: bool,
-    /// A stream: bytes of the token at the input's start already scanned for its end (see `complete`).
+    /// A stream: bytes of the token at the input's start already scanned for its end (see `token_end`).
     scanned: usize,
     scratch: Vec<u8>,
     /// A skim of a container no path enters, paused at a slice's end.
