@@ -66,7 +66,8 @@ defmodule RustyJson.DecodeError do
   first byte past it and `data` nil (the input is not flattened to be reported):
   `input longer than the max_bytes limit of 6 bytes`. In a stream, the limit holds for each document or item,
   and `position` (and `offset`) is where the one too long starts: `the value at position 120 is longer than the
-  max_bytes limit of 64 bytes`; an envelope kept with `envelope: true` longer than it fails at 0.
+  max_bytes limit of 64 bytes`; it holds for each token of the envelope around `decode_array/2`'s array at a path too;
+  an envelope kept with `envelope: true` longer than it fails at 0.
   """
   @type t :: %__MODULE__{
           position: non_neg_integer(),

@@ -68,7 +68,8 @@ defmodule RustyJson.Stream do
 
   @doc """
   Decodes the items of one JSON array, lazily: memory is bounded by the largest item (and the chunk size), not by
-  the array. Options as in `decode_documents/2`, and:
+  the array; with `at:`, by the longest token of the envelope too. Without `max_bytes:` neither has a limit: give
+  it for input you do not trust. Options as in `decode_documents/2`, and:
 
     * `:at` - a JSON Pointer (RFC 6901, see `RustyJson.Pointer`): the array is the value at that path of the
       document, not the document itself: `at: "/data"` for `{"data": [...], "meta": {...}}`, `at: "/hits/hits"`
@@ -80,7 +81,9 @@ defmodule RustyJson.Stream do
       pointer names members as the document writes them, whatever `keys:` says (which applies to the items and
       the envelope's keys).
       `max_depth:` and `decoding_integer_digit_limit:` hold in the envelope too; `max_bytes:` holds for each item
-      (as for `decode_documents/2`'s documents) and for the envelope kept with `envelope: true`.
+      (as for `decode_documents/2`'s documents), for each token of the envelope (a string, key or number
+      longer than it fails at its start as soon as the stream has read `max_bytes` bytes of it, so an endless
+      one is never kept whole), and for the envelope kept with `envelope: true`.
     * `:envelope` - `true` to emit, after the items, `{:envelope, value}`: the whole document decoded with the
       options, the streamed array replaced by `[]` (the envelope's bytes are kept while the stream runs; without
       this option they are not). Default `false`.
@@ -267,7 +270,7 @@ defmodule RustyJson.Stream do
             do: RustyJson.DecodeOptions.interned_keys(elem(parsed, 0))
 
         state = %{
-          splitter: Native.splitter_new(splitter_mode(mode, parsed)),
+          splitter: Native.splitter_new(splitter_mode(mode, parsed, max_bytes)),
           parsed: parsed,
           direct: direct,
           base: 0,
@@ -287,10 +290,11 @@ defmodule RustyJson.Stream do
     )
   end
 
-  defp splitter_mode({:at, pointer, _envelope?}, parsed),
-    do: {:at, RustyJson.Pointer.parse!(pointer), elem(parsed, 0)}
+  # The envelope's tokens are held to `max_bytes` in the NIF, which keeps a token cut by a chunk's end.
+  defp splitter_mode({:at, pointer, _envelope?}, parsed, max_bytes),
+    do: {:at, RustyJson.Pointer.parse!(pointer), elem(parsed, 0), max_bytes}
 
-  defp splitter_mode(mode, _parsed), do: mode
+  defp splitter_mode(mode, _parsed, _max_bytes), do: mode
 
   # Each chunk's values (200-300 KB of terms for 64 KiB of JSON) are built on the consuming process's heap. With
   # the default minimum heap the collector grows that heap for every chunk and shrinks it again, each time on
@@ -398,11 +402,14 @@ defmodule RustyJson.Stream do
     do: %DecodeError{position: start, offset: start, data: nil, limit: max}
 
   # A structural error at a byte of `slice`, or one in the envelope around an array at a path, which names its
-  # bytes (an earlier chunk may hold them): the offending byte, an invalid token, or none at the end.
+  # bytes (an earlier chunk may hold them): the offending byte, an invalid token, or none at the end; or a token
+  # of that envelope longer than `max_bytes:`.
   defp split_exception({position, line}, slice, base) do
     data = if slice == "", do: "", else: binary_part(slice, position - base, 1)
     %DecodeError{position: position, data: data, line: line, offset: position}
   end
+
+  defp split_exception({:too_long, position, limit}, _slice, _base), do: too_long(position, limit)
 
   defp split_exception({position, line, data}, _slice, _base) do
     token = if byte_size(data) > 1, do: data

@@ -254,7 +254,17 @@ defmodule RustyJson.ComingFrom03Test do
 
       items = for i <- 1..20, do: %{"i" => i}
 
-      assert Enum.to_list(RustyJson.Stream.decode_array([doc], at: "/data", max_bytes: 20)) ==
+      # The envelope's tokens are held to the limit too (its 202-byte string, after the items).
+      meta = doc |> :binary.match(~s("mmm)) |> elem(0)
+
+      assert Enum.reverse(
+               StreamRun.run(RustyJson.Stream.decode_array([doc], at: "/data", max_bytes: 20))
+             ) == [
+               {:error, %DecodeError{limit: 20, position: meta, offset: meta}}
+               | Enum.reverse(items)
+             ]
+
+      assert Enum.to_list(RustyJson.Stream.decode_array([doc], at: "/data", max_bytes: 202)) ==
                items
 
       assert [{:error, %DecodeError{limit: 5}} | _] =

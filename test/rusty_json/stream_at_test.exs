@@ -159,6 +159,49 @@ defmodule RustyJson.StreamAtTest do
     assert Exception.message(e) == ~S[unexpected sequence at position 7 (line 1): "\\u12x4"]
   end
 
+  test "a token that never ends, in the envelope or as an item, fails at max_bytes after reading little of it" do
+    max = 1_000_000
+
+    # The head, the byte repeated after it, and where the token too long starts.
+    for {head, fill, at, items} <- [
+          # Before the array: a string, a key, numbers, a literal, in a container around it.
+          {~s({"b":"), "a", 5, []},
+          {~s({"), "k", 1, []},
+          {~s({"b":1), "2", 5, []},
+          {~s({"b":-0.5e), "7", 5, []},
+          {~s({"b":tru), "e", 5, []},
+          {~s({"m":{"x":[1,"), "a", 13, []},
+          # After it.
+          {~s({"a":[1,2],"z":"), "a", 15, [1, 2]},
+          {~s({"a":[1,2],"), "k", 11, [1, 2]},
+          {~s({"a":[1,2],"z":[3), "4", 16, [1, 2]},
+          # An item of it.
+          {~s({"a":[1,"), "a", 8, [1]},
+          {~s({"a":[1,2), "3", 8, [1]},
+          {~s({"a":[{"k":"), "a", 6, []}
+        ],
+        envelope <- [false, true] do
+      {chunks, counter} = endless(head, fill)
+      result = run(JStream.decode_array(chunks, at: "/a", max_bytes: max, envelope: envelope))
+      assert [{:error, %DecodeError{limit: ^max} = e} | values] = Enum.reverse(result), head
+      assert Enum.reverse(values) == items
+      # (An envelope kept may be the first thing over the limit, at 0.)
+      assert e.position in [at, if(envelope, do: 0)], head
+      assert Exception.message(e) =~ "longer than the max_bytes limit of 1000000 bytes"
+      # The head and the first 1 MiB, which holds more than max_bytes.
+      assert pulled(counter) == 2, head
+    end
+
+    # Within the limit, long tokens of the envelope are no error.
+    long = String.duplicate("x", 100_000)
+    doc = ~s({"#{long}": "#{long}", "a": [1], "n": 1.#{long |> String.replace("x", "5")}})
+    chunks = pieces(doc, Enum.to_list(0..byte_size(doc)//4096))
+    assert JStream.decode_array(chunks, at: "/a", max_bytes: 100_002) |> Enum.to_list() == [1]
+
+    assert [{:error, %DecodeError{limit: 100_001, position: 1}}] =
+             run(JStream.decode_array(chunks, at: "/a", max_bytes: 100_001))
+  end
+
   test "a missing path or a value that is no array raises PathError after the stream is read" do
     json = ~s({"data": {"id": 1}, "list": [1]})
 

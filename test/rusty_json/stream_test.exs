@@ -426,6 +426,31 @@ defmodule RustyJson.StreamTest do
              |> Enum.take(3) == [%{"i" => 999_990}, %{"i" => 999_991}, %{"i" => 999_992}]
     end
 
+    test "an item or document that never ends fails at max_bytes after reading little of it" do
+      max = 1_000_000
+
+      # The head, the byte repeated after it, where the item too long starts, and the values before it.
+      for {decode, head, fill, at, before} <- [
+            {&JStream.decode_array/2, ~s(["), "a", 1, []},
+            {&JStream.decode_array/2, ~s([1,2), "3", 3, [1]},
+            {&JStream.decode_array/2, ~s([{"k":[1,), "[", 1, []},
+            {&JStream.decode_documents/2, ~s("), "a", 0, []},
+            {&JStream.decode_documents/2, ~s(1\n-1.5e), "7", 2, [1]},
+            {&JStream.decode_documents/2, ~s({"a":1}\n{"), "k", 8, [%{"a" => 1}]}
+          ] do
+        {chunks, counter} = endless(head, fill)
+        result = run(decode.(chunks, max_bytes: max))
+
+        assert [{:error, %DecodeError{limit: ^max, position: ^at} = e} | values] =
+                 Enum.reverse(result)
+
+        assert Enum.reverse(values) == before, head
+        assert Exception.message(e) =~ "longer than the max_bytes limit of 1000000 bytes"
+        # The head and the first 1 MiB, which holds more than max_bytes.
+        assert pulled(counter) == 2, head
+      end
+    end
+
     test "memory is bounded by the largest item, not by the array" do
       chunks = Stream.concat([["["], Stream.repeatedly(fn -> ~s([1,"two",{"three":3}],) end)])
 

@@ -31,4 +31,25 @@ defmodule RustyJson.Test.StreamRun do
 
     parts ++ [binary_part(binary, last, byte_size(binary) - last)]
   end
+
+  @doc """
+  `head`, then `count` chunks of 1 MiB of `fill` repeated: a token that never ends, as a stream, and a counter of
+  the chunks pulled from it (`pulled/1`), to show that a stream failing on it stopped early (no timing).
+  """
+  @spec endless(binary(), binary(), pos_integer()) :: {Enumerable.t(), :counters.counters_ref()}
+  def endless(head, fill, count \\ 20) do
+    counter = :counters.new(1, [])
+    chunk = :binary.copy(fill, div(1_048_576, byte_size(fill)))
+
+    stream =
+      [head]
+      |> Stream.concat(Stream.duplicate(chunk, count))
+      |> Stream.each(fn _ -> :counters.add(counter, 1, 1) end)
+
+    {stream, counter}
+  end
+
+  @doc "The chunks pulled so far from an `endless/3` stream (its head included)."
+  @spec pulled(:counters.counters_ref()) :: non_neg_integer()
+  def pulled(counter), do: :counters.get(counter, 1)
 end

@@ -101,6 +101,7 @@ fn options(opts: Term, duplicates: Term) -> Option<LocateOptions> {
         duplicates,
         decimals: flags & FLOAT_DECIMALS != 0,
         stream: false,
+        max_token: usize::MAX,
     })
 }
 

@@ -28,7 +28,7 @@ pub const MAX_CHUNK: usize = 64 * 1024;
 /// one validates 1 MiB of string in well under a millisecond).
 const DIRTY_CARRY: usize = 1 << 20;
 
-rustler::atoms! { documents, array_items, at, array, missing, not_an_array }
+rustler::atoms! { documents, array_items, at, array, missing, not_an_array, too_long }
 
 /// A stream's splitter state.
 pub struct StreamSplitter(Mutex<Split>);
@@ -39,10 +39,22 @@ pub enum Split {
     AtPath(Box<PathSplitter>),
 }
 
-/// A splitting failure: a structural error, or an error in the envelope around the array at a path.
+/// A splitting failure: a structural error, an error in the envelope around the array at a path, or a token of
+/// that envelope longer than `max_bytes:` (where it starts, and the limit).
 enum Error {
     Split(SplitError),
     Envelope(rustyjson_core::splitter::at_path::EnvelopeError),
+    TooLong(u64, usize),
+}
+
+impl Error {
+    fn of(failure: Failure, s: &PathSplitter) -> Error {
+        match failure {
+            Failure::Array(e) => Error::Split(e),
+            Failure::Envelope(e) => Error::Envelope(e),
+            Failure::TooLong(at) => Error::TooLong(at, s.max_token()),
+        }
+    }
 }
 
 impl Split {
@@ -58,11 +70,10 @@ impl Split {
                 .feed_direct(bytes, spans, values, parse)
                 .err()
                 .map(Error::Split),
-            Split::AtPath(s) => match s.feed_direct(bytes, spans, values, parse) {
-                Ok(()) => None,
-                Err(Failure::Array(e)) => Some(Error::Split(e)),
-                Err(Failure::Envelope(e)) => Some(Error::Envelope(e)),
-            },
+            Split::AtPath(s) => s
+                .feed_direct(bytes, spans, values, parse)
+                .err()
+                .map(|e| Error::of(e, s)),
         }
     }
 
@@ -85,8 +96,9 @@ impl Split {
 #[rustler::resource_impl]
 impl rustler::Resource for StreamSplitter {}
 
-/// A splitter for `:documents`, `:array_items`, or `{:at, tokens, opts}`: the array at the path of `tokens`
-/// (binaries), the envelope validated within the limits of the decode options `opts`.
+/// A splitter for `:documents`, `:array_items`, or `{:at, tokens, opts, max_bytes}`: the array at the path of
+/// `tokens` (binaries), the envelope validated within the limits of the decode options `opts`, each of its tokens
+/// at most `max_bytes` long (nil: no limit).
 pub fn new(mode: Term) -> NifResult<ResourceArc<StreamSplitter>> {
     let split = if let Ok(mode) = mode.decode::<Atom>() {
         if mode == documents() {
@@ -97,13 +109,15 @@ pub fn new(mode: Term) -> NifResult<ResourceArc<StreamSplitter>> {
             return Err(rustler::Error::BadArg);
         }
     } else {
-        let (tag, tokens, opts): (Atom, Vec<Binary>, Term) = mode.decode()?;
+        let (tag, tokens, opts, max_bytes): (Atom, Vec<Binary>, Term, Option<usize>) =
+            mode.decode()?;
         let (_, limits) = crate::decode::flags_and_limits(opts).ok_or(rustler::Error::BadArg)?;
         if tag != at() {
             return Err(rustler::Error::BadArg);
         }
         let tokens: Vec<&[u8]> = tokens.iter().map(|t| t.as_slice()).collect();
-        Split::AtPath(Box::new(PathSplitter::new(&tokens, limits)))
+        let max_token = max_bytes.unwrap_or(usize::MAX);
+        Split::AtPath(Box::new(PathSplitter::bounded(&tokens, limits, max_token)))
     };
     Ok(ResourceArc::new(StreamSplitter(Mutex::new(split))))
 }
@@ -209,8 +223,7 @@ fn finish_here(env: Env<'_>, splitter: ResourceArc<StreamSplitter>) -> NifResult
         }
         Split::AtPath(s) => match s.finish() {
             Ok((end, found)) => (end, found, end.error.map(Error::Split)),
-            Err(Failure::Array(e)) => (End::default(), Found::Array, Some(Error::Split(e))),
-            Err(Failure::Envelope(e)) => (End::default(), Found::Array, Some(Error::Envelope(e))),
+            Err(e) => (End::default(), Found::Array, Some(Error::of(e, s))),
         },
     };
     let spans: Vec<Span> = end.last.into_iter().collect();
@@ -295,7 +308,8 @@ fn spans_binary<'a>(env: Env<'a>, spans: &[Span]) -> Term<'a> {
 }
 
 /// `{position, line}` for a structural error (the offending byte is the chunk's), `{position, line, bytes}` for
-/// the envelope's (the offending byte or token, which an earlier chunk may hold), or nil.
+/// the envelope's (the offending byte or token, which an earlier chunk may hold), `{:too_long, position, limit}`
+/// for an envelope token longer than `max_bytes:`, or nil.
 fn error_term(env: Env<'_>, error: Option<Error>) -> Term<'_> {
     match error {
         Some(Error::Split(e)) => (e.position, e.line).encode(env),
@@ -304,6 +318,7 @@ fn error_term(env: Env<'_>, error: Option<Error>) -> Term<'_> {
             token.as_mut_slice().copy_from_slice(&e.token);
             (e.position, e.line, token.release(env)).encode(env)
         }
+        Some(Error::TooLong(at, limit)) => (too_long(), at, limit).encode(env),
         None => nil().encode(env),
     }
 }

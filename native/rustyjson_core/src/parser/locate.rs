@@ -9,8 +9,8 @@
 //! The walk is resumable at every step (a token, or a bracket, comma or colon): [`Locator::run`] stops past a
 //! byte limit (a NIF's slice), before a token too long for a normal scheduler's slice, and, for a stream
 //! ([`LocateOptions::stream`]), where its input ends inside a token (the caller feeds that token again with the
-//! bytes after it) or at the `[` of the array it streams (the caller splits that array into items and resumes
-//! after its `]`).
+//! bytes after it), at a token longer than [`LocateOptions::max_token`] (a bounded stream), or at the `[` of the
+//! array it streams (the caller splits that array into items and resumes after its `]`).
 
 use super::*;
 
@@ -41,6 +41,9 @@ pub struct LocateOptions {
     /// The input comes in pieces: the end of one is not the end of the document unless the caller says so, and
     /// the value at the (single) path, when an array, is left to the caller ([`Located::Array`]).
     pub stream: bool,
+    /// A stream: a string, number or literal of more bytes than this stops the walk ([`Located::TooLong`]), so
+    /// the caller never keeps more of a token cut by its pieces' ends (`max_bytes:`).
+    pub max_token: usize,
 }
 
 impl Default for LocateOptions {
@@ -50,6 +53,7 @@ impl Default for LocateOptions {
             duplicates: Duplicates::First,
             decimals: false,
             stream: false,
+            max_token: usize::MAX,
         }
     }
 }
@@ -69,6 +73,8 @@ pub enum Located {
     /// A stream reached the `[` (at this position) of the array at its path: the caller takes the array and calls
     /// [`Locator::array_done`] after its `]`.
     Array(usize),
+    /// A stream's token at this position is longer than [`LocateOptions::max_token`] (known before its end).
+    TooLong(usize),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -114,7 +120,7 @@ pub struct Locator {
     found: Vec<Option<(u64, u64)>>,
     /// A stream: the value at the path was an array, taken by the caller.
     streamed: bool,
-    /// A stream: bytes of the token at the input's start already scanned for its end (see `complete`).
+    /// A stream: bytes of the token at the input's start already scanned for its end (see `token_end`).
     scanned: usize,
     scratch: Vec<u8>,
     /// A skim of a container no path enters, paused at a slice's end.
@@ -206,6 +212,11 @@ impl Locator {
         self.streamed
     }
 
+    /// A stream: the most bytes a token may have ([`LocateOptions::max_token`]).
+    pub fn max_token(&self) -> usize {
+        self.options.max_token
+    }
+
     /// Where the input of the next `run` starts in the document.
     pub fn set_base(&mut self, base: u64) {
         self.base = base;
@@ -295,8 +306,8 @@ impl Locator {
                     let start = p.pos;
                     match c {
                         b'"' => {
-                            if partial && !self.complete(p.input, start, true) {
-                                return Ok(Located::NeedMore);
+                            if let Some(stop) = self.stream_stop(p.input, start, true, partial) {
+                                return Ok(stop);
                             }
                             p.string()?;
                             self.record(node, start, p.pos);
@@ -351,8 +362,8 @@ impl Locator {
                             self.next = next;
                         }
                         b'-' | b'0'..=b'9' | b't' | b'f' | b'n' => {
-                            if partial && !self.complete(p.input, start, false) {
-                                return Ok(Located::NeedMore);
+                            if let Some(stop) = self.stream_stop(p.input, start, false, partial) {
+                                return Ok(stop);
                             }
                             match c {
                                 b't' => p.literal(b"true")?,
@@ -382,8 +393,8 @@ impl Locator {
                         return Err(ParseError::UnexpectedByte(p.pos));
                     }
                     let quote = p.pos;
-                    if partial && !self.complete(p.input, quote, true) {
-                        return Ok(Located::NeedMore);
+                    if let Some(stop) = self.stream_stop(p.input, quote, true, partial) {
+                        return Ok(stop);
                     }
                     let span = p.string()?;
                     let node = self.member_node(p, span, quote)?;
@@ -453,10 +464,33 @@ impl Locator {
         }
     }
 
-    /// A stream: whether the token at `input[start]` (a string, or a number or literal) ends within `input`, so
-    /// that the parser's verdict on it is final. Remembers how far it looked, so a long token fed again with each
-    /// new piece is scanned once in all.
-    fn complete(&mut self, input: &[u8], start: usize, string: bool) -> bool {
+    /// A stream (`partial`): where the walk stops before the token at `input[start]` (a string, or a number or
+    /// literal): when the input ends inside it (it is fed again with the next piece), or when it is longer than
+    /// `max_token` (known as soon as that many of its bytes are in, so what is kept of it stays bounded); `None`
+    /// when it ends within `input`, so that the parser's verdict on it is final.
+    #[inline]
+    fn stream_stop(
+        &mut self,
+        input: &[u8],
+        start: usize,
+        string: bool,
+        partial: bool,
+    ) -> Option<Located> {
+        if !partial {
+            return None;
+        }
+        let end = self.token_end(input, start, string);
+        if end.unwrap_or(input.len()) - start > self.options.max_token {
+            self.scanned = 0;
+            return Some(Located::TooLong(start));
+        }
+        end.is_none().then_some(Located::NeedMore)
+    }
+
+    /// A stream: where the token at `input[start]` ends within `input` (past its closing quote, at the delimiter
+    /// after a scalar, or at an invalid escape, which the parser's error decides), or `None`. Remembers how far it
+    /// looked, so a long token fed again with each new piece is scanned once in all.
+    fn token_end(&mut self, input: &[u8], start: usize, string: bool) -> Option<usize> {
         let mut i = start + self.scanned.max(1);
         if string {
             while let Some(k) = input[i.min(input.len())..]
@@ -466,7 +500,7 @@ impl Locator {
                 let j = i + k;
                 if input[j] == b'"' {
                     self.scanned = 0;
-                    return true;
+                    return Some(j + 1);
                 }
                 // The escape spans what the parser reads of it (a quote in a `\u` escape is no string end).
                 match scan_escape(&input[j..]) {
@@ -474,21 +508,24 @@ impl Locator {
                     // The parser's error on it is final: these bytes decide it.
                     EscapeScan::Invalid => {
                         self.scanned = 0;
-                        return true;
+                        return Some(j);
                     }
                     // Decided by the next piece: scan from the backslash again.
                     EscapeScan::NeedMore => {
                         self.scanned = j - start;
-                        return false;
+                        return None;
                     }
                 }
             }
-        } else if input[i.min(input.len())..].iter().any(|&b| ends_scalar(b)) {
+        } else if let Some(k) = input[i.min(input.len())..]
+            .iter()
+            .position(|&b| ends_scalar(b))
+        {
             self.scanned = 0;
-            return true;
+            return Some(i + k);
         }
         self.scanned = input.len() - start;
-        false
+        None
     }
 
     /// The node of item `index` of the innermost open array.

@@ -6,7 +6,10 @@
 //! token) and walked again with the next chunk: the next chunk is appended to it (each byte is copied into it
 //! once, not the whole token again at every chunk), and it is scanned for its end once in all, however small the
 //! chunks. Validating a long token once it ends is work in proportion to it: [`PathSplitter::carried`] tells the
-//! caller how long it is (the NIF moves such a call off a normal scheduler).
+//! caller how long it is (the NIF moves such a call off a normal scheduler). A token longer than the splitter's
+//! `max_token` fails ([`Failure::TooLong`]) as soon as that many of its bytes are in, so an endless one never
+//! grows the carried bytes past it and a piece. (Not carrying a skipped token at all would take a resumable
+//! string and number check: the parser's checks take the whole token.)
 
 use super::{count_newlines, End, Span, SplitError, Splitter};
 use crate::parser::locate::{LocateOptions, Located, Locator};
@@ -47,15 +50,21 @@ pub struct PathSplitter {
     /// The offset of the next byte to be fed, and the newlines of the envelope so far.
     offset: u64,
     newlines: u64,
-    failed: Option<EnvelopeError>,
+    failed: Option<Failure>,
 }
 
 impl PathSplitter {
     /// Splits the array at `pointer` (its tokens, unescaped), validating the rest within `limits`.
     pub fn new<T: AsRef<[u8]>>(pointer: &[T], limits: Limits) -> Self {
+        Self::bounded(pointer, limits, usize::MAX)
+    }
+
+    /// [`PathSplitter::new`], failing at a token of the envelope longer than `max_token` bytes.
+    pub fn bounded<T: AsRef<[u8]>>(pointer: &[T], limits: Limits, max_token: usize) -> Self {
         let options = LocateOptions {
             limits,
             stream: true,
+            max_token,
             ..LocateOptions::default()
         };
         let tokens: Vec<&[u8]> = pointer.iter().map(|t| t.as_ref()).collect();
@@ -75,6 +84,11 @@ impl PathSplitter {
     /// Where the array's `[` is and where it ends (after its `]`), as far as known.
     pub fn marks(&self) -> (Option<u64>, Option<u64>) {
         self.marks
+    }
+
+    /// The most bytes a token of the envelope may have.
+    pub fn max_token(&self) -> usize {
+        self.locator.max_token()
     }
 
     /// The bytes of the envelope token carried from the last chunk (the next chunk's walk starts with them).
@@ -102,7 +116,7 @@ impl PathSplitter {
         mut parse: impl FnMut(&[u8], usize) -> Option<(usize, V)>,
     ) -> Result<(), Failure> {
         if let Some(e) = &self.failed {
-            return Err(Failure::Envelope(e.clone()));
+            return Err(e.clone());
         }
         let base = self.offset;
         let mut i = 0;
@@ -197,6 +211,7 @@ impl PathSplitter {
                 (start, None)
             }
             Ok(Located::NeedMore) => (buf.len(), Some(pos)),
+            Ok(Located::TooLong(start)) => return Err(self.too_long(buf_at + start as u64)),
             Ok(_) => (buf.len(), None),
             Err(e) => return Err(self.fail(e, buf, buf_at, before)),
         };
@@ -223,15 +238,22 @@ impl PathSplitter {
             line: newlines + count_newlines(&buf[..start]) + 1,
             token: buf[start..end].to_vec(),
         };
-        self.failed = Some(error.clone());
+        self.failed = Some(Failure::Envelope(error.clone()));
         Failure::Envelope(error)
+    }
+
+    /// The token at `at` is longer than `max_token` (its carried bytes were let go with the walk's buffer).
+    #[cold]
+    fn too_long(&mut self, at: u64) -> Failure {
+        self.failed = Some(Failure::TooLong(at));
+        Failure::TooLong(at)
     }
 
     /// The end of the stream: the array's last item and error as [`Splitter::finish`] gives them, or the
     /// envelope's error, and what the path held.
     pub fn finish(&mut self) -> Result<(End, Found), Failure> {
         if let Some(e) = &self.failed {
-            return Err(Failure::Envelope(e.clone()));
+            return Err(e.clone());
         }
         if let Some(array) = &mut self.array {
             return Ok((array.finish(), Found::Array));
@@ -254,6 +276,8 @@ pub enum Failure {
     Array(SplitError),
     /// The envelope is invalid.
     Envelope(EnvelopeError),
+    /// A token of the envelope, starting at this offset, is longer than the splitter's `max_token`.
+    TooLong(u64),
 }
 
 #[cfg(test)]

@@ -27,6 +27,7 @@ fn position(e: Failure) -> u64 {
     match e {
         Failure::Array(e) => e.position,
         Failure::Envelope(e) => e.position,
+        Failure::TooLong(at) => at,
     }
 }
 
@@ -155,6 +156,7 @@ fn stream_error(doc: &[u8], pieces: &[&[u8]], pointer: &[&str]) -> Option<Report
     failure.map(|f| match f {
         Failure::Array(e) => (e.position, None),
         Failure::Envelope(e) => (e.position, (e.token.len() > 1).then_some(e.token)),
+        Failure::TooLong(at) => (at, None),
     })
 }
 
@@ -211,6 +213,83 @@ fn a_long_envelope_token_is_copied_once_however_small_the_chunks() {
             s.copied() < doc.len() as u64 + 2 * size as u64,
             "{size}-byte chunks: {} bytes copied",
             s.copied()
+        );
+    }
+}
+
+/// What a splitter at `/d` with tokens of at most `max_token` bytes reports for `doc` fed as `pieces`.
+fn bounded_result(pieces: &[&[u8]], max_token: usize) -> Result<Found, Failure> {
+    let mut s = PathSplitter::bounded(&["d"], Limits::default(), max_token);
+    for piece in pieces {
+        s.feed_direct(piece, &mut Vec::new(), &mut Vec::<()>::new(), |_, _| None)?;
+    }
+    s.finish().map(|(_, found)| found)
+}
+
+#[test]
+fn an_envelope_token_longer_than_max_token_fails_at_its_start_whatever_the_cuts() {
+    // Each token is 10 bytes: 9 is too few, 10 enough, whether it is cut or not.
+    for (doc, at) in [
+        (r#"{"m":"abcdefgh","d":[1]}"#, 5),
+        (r#"{"abcdefgh":1,"d":[1]}"#, 1),
+        (r#"{"m":-123456789,"d":[1]}"#, 5),
+        (r#"{"m":1.23456789,"d":[1]}"#, 5),
+        (r#"{"d":[1],"m":"a\u00e9b"}"#, 13),
+        (r#"{"d":[1],"m":{"n":[1e12345678]}}"#, 19),
+    ] {
+        let doc = doc.as_bytes();
+        for cut in 0..=doc.len() {
+            let pieces = [&doc[..cut], &doc[cut..]];
+            let name = format!("{} cut at {cut}", String::from_utf8_lossy(doc));
+            assert_eq!(
+                bounded_result(&pieces, 9),
+                Err(Failure::TooLong(at)),
+                "{name}"
+            );
+            let fits = bounded_result(&pieces, 10);
+            assert!(
+                !matches!(fits, Err(Failure::TooLong(_))),
+                "{name}: {fits:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn an_endless_envelope_token_fails_early_and_keeps_no_more_than_max_token_and_a_piece() {
+    const MAX: usize = 10_000;
+    const PIECE: usize = 4_096;
+    // Endless strings, keys, numbers and literals before the array, around it and after it.
+    for (head, fill, at) in [
+        (r#"{"b":""#, b'a', 5),
+        (r#"{""#, b'k', 1),
+        (r#"{"b":1"#, b'2', 5),
+        (r#"{"b":-0.5e"#, b'7', 5),
+        (r#"{"b":tru"#, b'e', 5),
+        (r#"{"m":{"x":[1,""#, b'a', 13),
+        (r#"{"d":[1,2],"z":""#, b'a', 15),
+        (r#"{"d":[1,2],""#, b'a', 11),
+    ] {
+        let mut s = PathSplitter::bounded(&["d"], Limits::default(), MAX);
+        let (mut spans, mut values) = (Vec::new(), Vec::<()>::new());
+        let fill = vec![fill; PIECE];
+        let mut result = s.feed_direct(head.as_bytes(), &mut spans, &mut values, |_, _| None);
+        let mut fed = 0;
+        while result.is_ok() && fed < 100 {
+            result = s.feed_direct(&fill, &mut spans, &mut values, |_, _| None);
+            fed += 1;
+            assert!(
+                s.carried() <= MAX + PIECE,
+                "{head}: {} carried",
+                s.carried()
+            );
+        }
+        assert_eq!(result, Err(Failure::TooLong(at)), "{head}");
+        assert_eq!(fed, MAX / PIECE + 1, "{head}: stopped once past the limit");
+        assert_eq!(
+            s.finish(),
+            Err(Failure::TooLong(at)),
+            "{head}: and stays failed"
         );
     }
 }
