@@ -36,6 +36,11 @@ defmodule RustyJson do
     * `:compress`: `:none` (default), `:gzip` (level 6, zlib's default) or `{:gzip, level}` with a level in
       0..9: the result is the final output as a gzip binary (`:zlib.gunzip/1` reads it back), compressed in the
       NIF in slices that yield the scheduler.
+    * `:large_decimals`: `:error` (default) or `:object`. A `Decimal` is written as Jason writes it, the string
+      `Decimal.to_string(d, :normal)`, unless that would add more than 1024 zeros to its coefficient's digits (an
+      exponent above 1024, or more than 1024 zeros between the point and the digits; every double needs at
+      most 323): such a decimal is a `RustyJson.EncodeError` naming the limit, or with `:object` RustyJson
+      0.3.10's `{"coef":..,"exp":..,"sign":..}` (a few bytes of `1e2000000000` are never gigabytes of zeros).
     * `:protocol`: `true` (default) or `false`, RustyJson 0.3's: no `RustyJson.Encoder` implementation is
       called; every struct is written as a map of its fields (without `__struct__`, whatever `@derive` says:
       not for structs that hold secrets), tuples as arrays, a `MapSet` as an array, a `Range` as
