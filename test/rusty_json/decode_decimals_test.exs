@@ -3,7 +3,7 @@ defmodule RustyJson.DecodeDecimalsTest do
   # exponent and no fraction `.0` before the exponent first (`1e400` is `Decimal.new("1.0e400")`), which changes
   # coef and exp, not the value. Decimal is not a dependency here, so the NIF is called with the options integer
   # (bit 5 is floats: :decimals; `RustyJson.decode/2` refuses the option without the library) and the fields are
-  # compared.
+  # compared. Encoding them back (Jason's `Decimal.to_string(d, :normal)`, bounded) is tested at the end.
   use ExUnit.Case, async: true
 
   @decimals 32
