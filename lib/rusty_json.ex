@@ -36,6 +36,11 @@ defmodule RustyJson do
     * `:compress`: `:none` (default), `:gzip` (level 6, zlib's default) or `{:gzip, level}` with a level in
       0..9: the result is the final output as a gzip binary (`:zlib.gunzip/1` reads it back), compressed in the
       NIF in slices that yield the scheduler.
+    * `:large_decimals`: `:error` (default) or `:object`. A `Decimal` is written as Jason writes it, the string
+      `Decimal.to_string(d, :normal)`, unless that would add more than 1024 zeros to its coefficient's digits (an
+      exponent above 1024, or more than 1024 zeros between the point and the digits; every double needs at
+      most 323): such a decimal is a `RustyJson.EncodeError` naming the limit, or with `:object` RustyJson
+      0.3.10's `{"coef":..,"exp":..,"sign":..}` (a few bytes of `1e2000000000` are never gigabytes of zeros).
     * `:protocol`: `true` (default) or `false`, RustyJson 0.3's: no `RustyJson.Encoder` implementation is
       called; every struct is written as a map of its fields (without `__struct__`, whatever `@derive` says:
       not for structs that hold secrets), tuples as arrays, a `MapSet` as an array, a `Range` as
@@ -325,18 +330,23 @@ defmodule RustyJson do
   # `keys: :atoms!` (or `:atoms`) could not make this key an atom: raise what Jason raises (String.to_atom/1
   # and String.to_existing_atom/1 are what it calls), even from decode/2.
   defp decode_exception({tag, {start, stop}}, input) when tag in [:atom, :existing_atom] do
-    # A long key comes as its span (quotes excluded): decoded here, in slices like any string.
-    key = RustyJson.decode!(binary_part(input, start - 1, stop - start + 2))
+    # A long key comes as its span (quotes excluded): decoded here, in slices like any string. The parse already
+    # checked it (or took its bytes as they are, `validate_strings: false`), so its bytes are not checked again.
+    key =
+      RustyJson.decode!(binary_part(input, start - 1, stop - start + 2), validate_strings: false)
+
     decode_exception({tag, key}, input)
   end
 
+  # A key that is not UTF-8 (`validate_strings: false`) is not given to String's functions, whose badarg would
+  # not name it; `inspect/1` shows its bytes.
   defp decode_exception({:existing_atom, key}, _input) do
-    String.to_existing_atom(key)
+    if String.valid?(key), do: String.to_existing_atom(key)
     raise ArgumentError, "not an already existing atom: #{inspect(key)}"
   end
 
   defp decode_exception({:atom, key}, _input) do
-    _ = String.to_atom(key)
+    _ = if String.valid?(key), do: String.to_atom(key)
     raise ArgumentError, "could not turn the key #{inspect(key)} into an atom"
   end
 

@@ -5,7 +5,7 @@ defmodule RustyJson.Encode do
   Pass on the `opts` your `encode/2` received.
   """
 
-  alias RustyJson.{EncodeError, EncodeOptions, Fragment, Native, OrderedObject}
+  alias RustyJson.{EncodeDecimal, EncodeError, EncodeOptions, Fragment, Native, OrderedObject}
 
   @typedoc "Encoder options as `RustyJson.Encoder.encode/2` receives them (or encode options, as a keyword list or map)."
   @type opts :: EncodeOptions.t() | keyword() | map()
@@ -384,8 +384,13 @@ defmodule RustyJson.Encode do
        when module in [Date, Time, NaiveDateTime, DateTime],
        do: fragment([?", module.to_iso8601(struct), ?"])
 
-  defp resolve_struct(%module{} = decimal, _opts) when module == Decimal,
-    do: fragment([?", apply(module, :to_string, [decimal, :normal]), ?"])
+  # Jason's form, unless it would spell out a huge exponent in zeros (`RustyJson.EncodeDecimal`).
+  defp resolve_struct(%module{} = decimal, opts) when module == Decimal do
+    case EncodeDecimal.form(decimal) do
+      :normal -> fragment([?", apply(module, :to_string, [decimal, :normal]), ?"])
+      {:too_long, zeros} -> large_decimal(decimal, zeros, opts)
+    end
+  end
 
   # A derived struct stays a struct (the NIF writes it from its template) with its written fields resolved;
   # under `protocol: false` every other struct is a plain term (RustyJson 0.3's way).
@@ -405,6 +410,13 @@ defmodule RustyJson.Encode do
       :error ->
         fragment(RustyJson.Encoder.encode(struct, opts))
     end
+  end
+
+  # `large_decimals: :object`: RustyJson 0.3.10's form, written here (a fragment: holes are filled with iodata).
+  defp large_decimal(decimal, zeros, opts) do
+    if EncodeOptions.decimal_objects?(opts),
+      do: fragment(value(EncodeDecimal.object(decimal), opts)),
+      else: raise(EncodeDecimal.error(decimal, zeros))
   end
 
   defp fragment(iodata), do: %Fragment{iodata: iodata}

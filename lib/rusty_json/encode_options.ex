@@ -12,8 +12,8 @@ defmodule RustyJson.EncodeOptions do
   #
   # The fourth element is `true` for `sort_keys: true` alone (what it always was), or an integer of flags when
   # RustyJson 0.3's ways are asked for: `protocol: false` (structs written as maps of their fields, never through
-  # `RustyJson.Encoder`; tuples as arrays) or `config :rusty_json, tuples_and_uris: true` (tuples as arrays by
-  # default).
+  # `RustyJson.Encoder`; tuples as arrays), `config :rusty_json, tuples_and_uris: true` (tuples as arrays by
+  # default) or `large_decimals: :object` (Decimals too long to write in full as objects of their fields).
 
   @type pretty :: nil | {binary(), binary(), binary()}
   @type compression :: {:gzip, 0..9}
@@ -31,7 +31,9 @@ defmodule RustyJson.EncodeOptions do
   @sort 1
   @structs_as_maps 2
   @tuples 4
-  @all_flags @sort ||| @structs_as_maps ||| @tuples
+  # `large_decimals: :object` (read in Elixir only: Decimals are written there).
+  @decimal_objects 8
+  @all_flags @sort ||| @structs_as_maps ||| @tuples ||| @decimal_objects
 
   # RustyJson 0.3 wrote tuples as arrays and URIs as strings without being asked; Jason raises for both, and so
   # does RustyJson unless this is set (read at compile time: a call without options stays a constant).
@@ -102,6 +104,9 @@ defmodule RustyJson.EncodeOptions do
 
       {:max_output_bytes, max}, acc ->
         max_output(acc, max_output!(max))
+
+      {:large_decimals, large}, acc ->
+        set(acc, @decimal_objects, large_decimals!(large))
 
       # Jason ignores options it does not know (callers such as Phoenix pass their own), and RustyJson 0.3's
       # `lean:` and `dirty_threshold:` change nothing here.
@@ -185,6 +190,13 @@ defmodule RustyJson.EncodeOptions do
   @spec tuples?(t() | keyword() | map()) :: boolean()
   def tuples?(opts), do: flag?(opts, @tuples)
 
+  @doc """
+  Whether a Decimal too long to write as Jason does is written as RustyJson 0.3.10's `{"coef":..,"exp":..,"sign":..}`
+  (`large_decimals: :object`) rather than an error.
+  """
+  @spec decimal_objects?(t() | keyword() | map()) :: boolean()
+  def decimal_objects?(opts), do: flag?(opts, @decimal_objects)
+
   defp flag?(opts, bit) when tuple_size(opts) >= 4, do: (flags(elem(opts, 3)) &&& bit) != 0
   # An implementation called directly with options as `encode/2` takes them.
   defp flag?(opts, bit) when is_list(opts) or is_map(opts), do: flag?(new(opts), bit)
@@ -220,6 +232,14 @@ defmodule RustyJson.EncodeOptions do
   defp protocol!(other) do
     raise ArgumentError,
           "invalid value for the :protocol option: #{inspect(other)}; expected a boolean"
+  end
+
+  defp large_decimals!(:error), do: false
+  defp large_decimals!(:object), do: true
+
+  defp large_decimals!(other) do
+    raise ArgumentError,
+          "invalid value for the :large_decimals option: #{inspect(other)}; expected :error or :object"
   end
 
   defp sort_keys!(sort) when is_boolean(sort), do: sort

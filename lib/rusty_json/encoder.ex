@@ -16,7 +16,8 @@ defprotocol RustyJson.Encoder do
       end
 
   Date, Time, NaiveDateTime and DateTime encode as ISO 8601 strings and Decimal as its `:normal` string; those
-  are handled before the protocol, like Jason does.
+  are handled before the protocol, like Jason does (a Decimal whose `:normal` string would add more than 1024 zeros
+  to its digits is an error, or an object with `large_decimals: :object`: see `RustyJson.encode/2`).
 
   A derived implementation is a compiled template (fields in order, keys escaped at compile time) that the NIF
   writes itself once the module is registered (on first use), in the same pass as the rest of the document.

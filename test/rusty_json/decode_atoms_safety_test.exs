@@ -76,6 +76,30 @@ defmodule RustyJson.DecodeAtomsSafetyTest do
                {:error, {:existing_atom, "zz_outer_unknown"}}
     end
 
+    test "a key that is not UTF-8 (validate_strings: false) is named by its bytes, short or long" do
+      long = String.duplicate("k", 5000)
+
+      for prefix <- ["abc", long], mode <- [:atoms, :atoms!] do
+        key = <<prefix::binary, 0xFF, "def">>
+        json = ~s({"#{key}":1})
+        opts = [validate_strings: false, keys: mode]
+
+        for decode <- [&RustyJson.decode!/2, &RustyJson.decode/2] do
+          error = assert_raise ArgumentError, fn -> decode.(json, opts) end
+          assert error.message =~ inspect(key)
+        end
+      end
+
+      assert_raise ArgumentError,
+                   ~s(could not turn the key <<97, 98, 99, 255, 100, 101, 102>> into an atom),
+                   fn ->
+                     RustyJson.decode!(<<"{\"abc", 0xFF, "def\":1}">>,
+                       validate_strings: false,
+                       keys: :atoms
+                     )
+                   end
+    end
+
     test "across the slices of a large document" do
       padding = Enum.map_join(1..20_000, ",", &~s({"ok":#{&1}}))
       bad = ~s([#{padding}, {"zz_unknown1": [#{padding},}]) <> "]"

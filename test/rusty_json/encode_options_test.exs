@@ -82,7 +82,10 @@ defmodule RustyJson.EncodeOptionsTest do
           [maps: :strict, pretty: [indent: "\t"]],
           [sort_keys: true],
           [compress: {:gzip, 1}, sort_keys: false],
-          [compress: :gzip, pretty: true, sort_keys: true]
+          [compress: :gzip, pretty: true, sort_keys: true],
+          [large_decimals: :object],
+          [large_decimals: :object, sort_keys: true, compress: :gzip],
+          [large_decimals: :error, protocol: false]
         ] do
       compact = EncodeOptions.new(opts)
       assert EncodeOptions.new(compact) == compact

@@ -308,12 +308,17 @@ pub(crate) fn scan_escape(window: &[u8]) -> EscapeScan {
 }
 
 /// The bytes of the string token whose opening quote is `input[quote]`, unescaped, or `None` if no valid string
-/// starts there (a key the parser reported by its position, say).
-pub fn string_at(input: &[u8], quote: usize) -> Option<Vec<u8>> {
+/// starts there (a key the parser reported by its position, say). `validate_utf8` as the parse that met it had
+/// it ([`Limits::validate_utf8`]): a key taken as raw bytes is read back the same way.
+pub fn string_at(input: &[u8], quote: usize, validate_utf8: bool) -> Option<Vec<u8>> {
     if input.get(quote) != Some(&b'"') {
         return None;
     }
-    let mut p = Parser::new(input, quote, Limits::default(), true);
+    let limits = Limits {
+        validate_utf8,
+        ..Limits::default()
+    };
+    let mut p = Parser::new(input, quote, limits, true);
     let span = p.string().ok()?;
     Some(p.str_of(span).bytes().to_vec())
 }

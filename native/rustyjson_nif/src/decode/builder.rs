@@ -230,7 +230,8 @@ impl<'a> TermBuilder<'a> {
                 // The key as decoded, from its token (the refusal may date from an earlier slice); a long one
                 // as its span, which Elixir decodes in slices (unescaping it here could hold the scheduler).
                 let key = if end - start <= REFUSED_KEY_MAX {
-                    let key = parser::string_at(bytes, start - 1).unwrap_or_default();
+                    let validate = self.limits.validate_utf8;
+                    let key = parser::string_at(bytes, start - 1, validate).unwrap_or_default();
                     unsafe { Term::new(env, self.copy_binary(&key)) }
                 } else {
                     (start, end).encode(env)

@@ -27,6 +27,8 @@ pub(crate) struct Options {
 const SORT: u32 = 1;
 const STRUCTS_AS_MAPS: u32 = 2;
 const TUPLES: u32 = 4;
+/// `large_decimals: :object`: read in Elixir, which writes Decimals; accepted here.
+const DECIMAL_OBJECTS: u32 = 8;
 
 pub(crate) fn decode_options(opts: Term) -> Option<Options> {
     // The 3-tuple first: calls without `sort_keys:` read what they always read.
@@ -45,7 +47,7 @@ pub(crate) fn decode_options(opts: Term) -> Option<Options> {
                 }
             },
         };
-    if flags & !(SORT | STRUCTS_AS_MAPS | TUPLES) != 0 {
+    if flags & !(SORT | STRUCTS_AS_MAPS | TUPLES | DECIMAL_OBJECTS) != 0 {
         return None;
     }
     let mode = if escape == atoms::json().encode(opts.get_env()) {

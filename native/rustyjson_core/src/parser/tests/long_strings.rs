@@ -110,12 +110,16 @@ fn strings_within_the_scan_limit_are_not_deferred() {
 #[test]
 fn string_at_unescapes_the_token_at_a_quote() {
     let doc = br#"{"a\nb": "\u00e9\uD83D\uDE00", "plain": 1}"#;
-    assert_eq!(string_at(doc, 1).unwrap(), b"a\nb");
-    assert_eq!(string_at(doc, 9).unwrap(), "é😀".as_bytes());
+    assert_eq!(string_at(doc, 1, true).unwrap(), b"a\nb");
+    assert_eq!(string_at(doc, 9, true).unwrap(), "é😀".as_bytes());
     let plain = doc.windows(7).position(|w| w == b"\"plain\"").unwrap();
-    assert_eq!(string_at(doc, plain).unwrap(), b"plain");
-    assert_eq!(string_at(doc, 0), None);
-    assert_eq!(string_at(b"\"open", 0), None);
+    assert_eq!(string_at(doc, plain, true).unwrap(), b"plain");
+    assert_eq!(string_at(doc, 0, true), None);
+    assert_eq!(string_at(b"\"open", 0, true), None);
+    // Raw bytes (`validate_strings: false`) are read back as the parse took them.
+    let raw = b"{\"abc\xFFdef\": 1}";
+    assert_eq!(string_at(raw, 1, true), None);
+    assert_eq!(string_at(raw, 1, false).unwrap(), b"abc\xFFdef");
 }
 
 #[test]
