@@ -39,6 +39,10 @@ defmodule RustyJson.Stream do
   @pieces 512
   @small_pieces_bytes 65_536
 
+  # The longest token (a string, key or number) of an envelope around the array at `at:` when no `max_bytes:` is
+  # given: 256 MiB, far past any real envelope's, and within what a VM with a few GB can buffer.
+  @envelope_token_bytes 256 * 1024 * 1024
+
   @doc """
   Decodes a stream of JSON documents: JSON Lines / NDJSON (`\\n` or `\\r\\n`, blank lines skipped) or documents
   concatenated or separated by whitespace. Returns a lazy `Stream` of the decoded values.
@@ -68,8 +72,8 @@ defmodule RustyJson.Stream do
 
   @doc """
   Decodes the items of one JSON array, lazily: memory is bounded by the largest item (and the chunk size), not by
-  the array; with `at:`, by the longest token of the envelope too. Without `max_bytes:` neither has a limit: give
-  it for input you do not trust. Options as in `decode_documents/2`, and:
+  the array; with `at:`, by the longest token of the envelope too. Without `max_bytes:` an item has no limit
+  (give it for input you do not trust) and an envelope's token has one of 256 MiB. Options as in `decode_documents/2`, and:
 
     * `:at` - a JSON Pointer (RFC 6901, see `RustyJson.Pointer`): the array is the value at that path of the
       document, not the document itself: `at: "/data"` for `{"data": [...], "meta": {...}}`, `at: "/hits/hits"`
@@ -290,9 +294,10 @@ defmodule RustyJson.Stream do
     )
   end
 
-  # The envelope's tokens are held to `max_bytes` in the NIF, which keeps a token cut by a chunk's end.
+  # The envelope's tokens are held to `max_bytes` in the NIF, which keeps a token cut by a chunk's end; without
+  # it, to @envelope_token_bytes, so that one that never ends is an error before memory runs out.
   defp splitter_mode({:at, pointer, _envelope?}, parsed, max_bytes),
-    do: {:at, RustyJson.Pointer.parse!(pointer), elem(parsed, 0), max_bytes}
+    do: {:at, RustyJson.Pointer.parse!(pointer), elem(parsed, 0), max_bytes || @envelope_token_bytes}
 
   defp splitter_mode(mode, _parsed, _max_bytes), do: mode
 
