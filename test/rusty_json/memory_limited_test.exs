@@ -181,7 +181,8 @@ defmodule RustyJson.MemoryLimitedTest do
     "panicked",
     "Crash dump",
     "stack backtrace",
-    "Cannot allocate"
+    "Cannot allocate",
+    "Cannot reallocate"
   ]
 
   # Defined in each child. One marker line per case with its outcome, never its value (it may be gigabytes);

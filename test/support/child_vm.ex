@@ -21,9 +21,9 @@ defmodule RustyJson.ChildVM do
   killer choosing a victim. The VM's crash dump is switched off: the "Cannot allocate" line and the exit status
   say enough, and a dump of a VM holding gigabytes takes long to write.
 
-  OTP 25 starts under 4 GB (it reserves a 1 GB literal super carrier: under `ulimit -v 1000000` it fails with
-  "erts_mmap: Failed to create super carrier"). A VM that reserves more can be given flags such as `+MIscs 0` or
-  a smaller `+MMscs` through `RUSTYJSON_CHILD_ERL_FLAGS` (passed as `--erl`).
+  OTP 25, 27 and 29 start under 4 GB with no flag (OTP 25 reserves a 1 GB literal super carrier: under
+  `ulimit -v 1000000` it fails with "erts_mmap: Failed to create super carrier"). A VM that reserves more can be
+  given flags such as a smaller `+MIscs` or `+MMscs` through `RUSTYJSON_CHILD_ERL_FLAGS` (passed as `--erl`).
   """
   @spec run_limited(String.t(), pos_integer(), pos_integer()) :: {String.t(), non_neg_integer()}
   def run_limited(code, timeout_s, limit_kb \\ 4_000_000) do
