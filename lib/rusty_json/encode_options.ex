@@ -349,14 +349,14 @@ defmodule RustyJson.EncodeOptions do
             ":record_separator"
   end
 
-  # The longest layout string: one is written once per nesting level on every line, so a longer one is an output
-  # past any ceiling from the first few lines (and a number of spaces is checked before it is made).
-  @max_layout_bytes 1 <<< 20
+  # The longest layout string: the ceiling on outputs, which an output holding one such string would pass (a
+  # number of spaces is checked before it is made: `pretty: 10_000_000_000` would copy 10 GB).
+  @max_layout_bytes @max_output
 
   @doc false
   # A layout string of `pretty:` or `RustyJson.Formatter` (`:indent`, `:line_separator`, `:after_colon`) as a
   # binary: iodata of JSON whitespace only (anything else would make the output something other than JSON), or a
-  # number of spaces (RustyJson 0.3's `pretty: 4`, `indent: 4`), at most @max_layout_bytes. Raises
+  # number of spaces (RustyJson 0.3's `pretty: 4`, `indent: 4`), at most the configured ceiling on outputs. Raises
   # `ArgumentError` saying which and why.
   @spec layout!(atom(), term()) :: binary()
   def layout!(:indent, spaces)

@@ -297,7 +297,9 @@ defmodule RustyJson.Stream do
   # The envelope's tokens are held to `max_bytes` in the NIF, which keeps a token cut by a chunk's end; without
   # it, to @envelope_token_bytes, so that one that never ends is an error before memory runs out.
   defp splitter_mode({:at, pointer, _envelope?}, parsed, max_bytes),
-    do: {:at, RustyJson.Pointer.parse!(pointer), elem(parsed, 0), max_bytes || @envelope_token_bytes}
+    do:
+      {:at, RustyJson.Pointer.parse!(pointer), elem(parsed, 0),
+       max_bytes || @envelope_token_bytes}
 
   defp splitter_mode(mode, _parsed, _max_bytes), do: mode
 

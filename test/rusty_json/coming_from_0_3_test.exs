@@ -16,7 +16,11 @@ defmodule RustyJson.ComingFrom03Test do
       assert RustyJson.encode!(%{a: [1]}, pretty: [indent: 4]) ==
                "{\n    \"a\": [\n        1\n    ]\n}"
 
-      assert RustyJson.encode!([1, 2], pretty: [indent: "-->"]) == "[\n-->1,\n-->2\n]"
+      # Only JSON whitespace: an indent such as "-->" would make the output something other than JSON (#54).
+      assert_raise ArgumentError, ~r/expected JSON whitespace only/, fn ->
+        RustyJson.encode!([1, 2], pretty: [indent: "-->"])
+      end
+
       assert RustyJson.encode!(%{a: 1}, pretty: [indent: 2, after_colon: ""]) == "{\n  \"a\":1\n}"
       assert RustyJson.encode!([1], pretty: 0) == "[\n1\n]"
 
