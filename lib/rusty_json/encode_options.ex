@@ -364,7 +364,12 @@ defmodule RustyJson.EncodeOptions do
       do: :binary.copy(" ", spaces)
 
   def layout!(:indent, spaces) when is_integer(spaces) and spaces > @max_layout_bytes,
-    do: layout_error!(:indent, spaces, "at most #{@max_layout_bytes} spaces")
+    do:
+      layout_error!(
+        :indent,
+        spaces,
+        "at most #{@max_layout_bytes} spaces (the ceiling on outputs, max_output_bytes: #{@max_layout_bytes} bytes)"
+      )
 
   # Between top-level values, where JSON text sequences put `"\x1E"`: any iodata.
   def layout!(:record_separator, value) do

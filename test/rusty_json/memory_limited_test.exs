@@ -66,9 +66,9 @@ defmodule RustyJson.MemoryLimitedTest.Cases do
   end
 
   @doc """
-  The generated cases in batches, one child VM each: the same every run (seeded). Five to a child keeps the file
-  to a few minutes; a case that aborts the child hides those after it, so `RUSTYJSON_MEMORY_LIMITED_BATCH=1`
-  gives each its own child (slower) to see them all.
+  The generated cases, one child VM each: the same every run (seeded). Each case its own child, because the memory
+  a case's allocators keep after it (the VM's carriers, mimalloc's arenas) is address space the next case in that
+  child could not use under the limit; `RUSTYJSON_MEMORY_LIMITED_BATCH=n` puts n in a child (faster, to explore).
   """
   def generated do
     :rand.seed(:exsss, {1, 2, 3})
@@ -82,7 +82,7 @@ defmodule RustyJson.MemoryLimitedTest.Cases do
       times(7, &decode/0)
     ]
     |> Enum.concat()
-    |> Enum.chunk_every(String.to_integer(System.get_env("RUSTYJSON_MEMORY_LIMITED_BATCH", "5")))
+    |> Enum.chunk_every(String.to_integer(System.get_env("RUSTYJSON_MEMORY_LIMITED_BATCH", "1")))
   end
 
   defp times(n, fun), do: Enum.map(1..n, fn _ -> fun.() end)
@@ -139,11 +139,18 @@ defmodule RustyJson.MemoryLimitedTest.Cases do
     deep = log_uniform(100_000, 70_000_000)
     wide = log_uniform(1_000_000, 50_000_000)
 
+    # Inputs that decode to a term (closed brackets, an array of numbers) stay within a term the limited VM's own
+    # heap can take (about 160 MB): past that the VM's allocator aborts (eheap_alloc) when the term reaches the
+    # process, outside the library's allocations; a ceiling on decoded terms is an open item (issue #54's note).
+    built = min(deep, 10_000_000)
+    listed = min(wide, 10_000_000)
+
     Enum.random([
-      {"decode_brackets_#{deep}", ~s|RustyJson.decode(Gen.brackets(#{deep}))|},
+      {"decode_brackets_#{built}", ~s|RustyJson.decode(Gen.brackets(#{built}))|},
       {"decode_open_brackets_#{deep}", ~s|RustyJson.decode(:binary.copy("[", #{deep}))|},
       {"decode_open_objects_#{deep}", ~s|RustyJson.decode(:binary.copy(~s({"a":), #{deep}))|},
-      {"decode_zeros_#{wide}", ~s|RustyJson.decode("[" <> :binary.copy("0,", #{wide}) <> "0]")|},
+      {"decode_zeros_#{listed}",
+       ~s|RustyJson.decode("[" <> :binary.copy("0,", #{listed}) <> "0]")|},
       {"decode_same_key_#{wide}",
        ~s|RustyJson.decode("{" <> :binary.copy(~s("k":1,), #{wide}) <> ~s("k":1}))|},
       {"decode_escapes_#{wide}",
