@@ -253,7 +253,7 @@ defmodule RustyJson.EncodeOptions do
     case split_compression(acc) do
       {opts, _} when gzip == nil -> opts
       {{e, s, p}, _} -> {e, s, p, false, gzip}
-      {opts, _} -> Tuple.append(opts, gzip)
+      {opts, _} -> :erlang.append_element(opts, gzip)
     end
   end
 
@@ -267,7 +267,7 @@ defmodule RustyJson.EncodeOptions do
   end
 
   defp with_compression(opts, nil), do: opts
-  defp with_compression(opts, gzip), do: Tuple.append(opts, gzip)
+  defp with_compression(opts, gzip), do: :erlang.append_element(opts, gzip)
 
   @doc false
   # `max_output_bytes:` of `encode/2` and `RustyJson.Formatter`: a positive integer.
