@@ -353,6 +353,9 @@ defmodule RustyJson do
   defp decode_exception({:out_of_memory, position, needed}, input),
     do: %DecodeError{position: position, data: input, memory: needed}
 
+  defp decode_exception({:term_limit, position, max}, input),
+    do: %DecodeError{position: position, data: input, max_term_bytes: max}
+
   defp decode_exception({position, token}, input),
     do: %DecodeError{position: position, token: token, data: input}
 

@@ -76,11 +76,26 @@ defmodule RustyJson.DecodeError do
           line: pos_integer() | nil,
           offset: non_neg_integer() | nil,
           limit: pos_integer() | nil,
-          memory: pos_integer() | nil
+          memory: pos_integer() | nil,
+          max_term_bytes: pos_integer() | nil
         }
-  defexception [:position, :token, :data, line: nil, offset: nil, limit: nil, memory: nil]
+  defexception [
+    :position,
+    :token,
+    :data,
+    line: nil,
+    offset: nil,
+    limit: nil,
+    memory: nil,
+    max_term_bytes: nil
+  ]
 
   @impl true
+  def message(%{max_term_bytes: max} = error) when is_integer(max) do
+    "the decoded term would take more than the max_term_bytes ceiling of #{max} bytes " <>
+      "(the container closing at #{where(error)} passed it)"
+  end
+
   def message(%{memory: memory} = error) when is_integer(memory) do
     "out of memory at #{where(error)}: decoding needed #{memory} bytes of working memory (its stacks of " <>
       "open containers and pending values), which could not be allocated"

@@ -47,6 +47,9 @@ defmodule RustyJson.Get do
       {:error, {:out_of_memory, position, needed}} ->
         {:error, %DecodeError{position: position, data: input, memory: needed}}
 
+      {:error, {:term_limit, position, max}} ->
+        {:error, %DecodeError{position: position, data: input, max_term_bytes: max}}
+
       {:error, {position, token}} ->
         {:error, %DecodeError{position: position, token: token, data: input}}
 

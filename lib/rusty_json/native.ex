@@ -50,8 +50,12 @@ defmodule RustyJson.Native do
 
   defp extension, do: if(match?({:win32, _}, :os.type()), do: ".dll", else: ".so")
 
+  # `config :rusty_json, max_term_bytes: n`: the ceiling on a decoded term's memory (else learned by the NIF).
+  @max_term_bytes Application.compile_env(:rusty_json, :max_term_bytes)
+
   defp handle_load(:ok) do
     learn_map_order()
+    if @max_term_bytes, do: configure_max_term_bytes(@max_term_bytes)
 
     # Here, before any other process can call the module, and on a dirty CPU scheduler: learning takes about a
     # millisecond, which the first encode or decode would otherwise spend on a normal one.
@@ -113,14 +117,34 @@ defmodule RustyJson.Native do
   whose VM exports only erl_nif's API, and Windows) the encode reports the implementations it used and Elixir
   checks them). A path whose layout does not hold is off, and the plain erl_nif calls do its work.
   `RUSTYJSON_FAST_PATHS=off` in the VM's environment switches them all off.
+
+  It also gives `max_term_bytes`, the ceiling on a decoded term's memory (a decode past it is a
+  `RustyJson.DecodeError`), and `memory`, what it was learned from: `{bytes, source}`, the least of the process's
+  address-space limit (`:address_space`), its cgroup's memory limit (`:cgroup`) and the machine's physical
+  memory (`:physical`); a term may take a sixteenth of it. `config :rusty_json, max_term_bytes: n` sets it.
   """
-  @spec info() :: %{otp_release: String.t(), fast_paths: %{atom() => boolean()}}
+  @spec info() :: %{
+          otp_release: String.t(),
+          fast_paths: %{atom() => boolean()},
+          max_term_bytes: pos_integer(),
+          memory: {pos_integer(), atom()}
+        }
   def info do
+    {max_term_bytes, memory, source} = term_ceiling()
+
     %{
       otp_release: List.to_string(:erlang.system_info(:otp_release)),
-      fast_paths: Map.new(fast_paths())
+      fast_paths: Map.new(fast_paths()),
+      max_term_bytes: max_term_bytes,
+      memory: {memory, source}
     }
   end
+
+  @doc false
+  def term_ceiling, do: not_loaded()
+
+  @doc false
+  def configure_max_term_bytes(_bytes), do: not_loaded()
 
   @doc false
   def fast_paths, do: not_loaded()

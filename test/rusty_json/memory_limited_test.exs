@@ -139,11 +139,10 @@ defmodule RustyJson.MemoryLimitedTest.Cases do
     deep = log_uniform(100_000, 70_000_000)
     wide = log_uniform(1_000_000, 50_000_000)
 
-    # Inputs that decode to a term (closed brackets, an array of numbers) stay within a term the limited VM's own
-    # heap can take (about 160 MB): past that the VM's allocator aborts (eheap_alloc) when the term reaches the
-    # process, outside the library's allocations; a ceiling on decoded terms is an open item (issue #54's note).
-    built = min(deep, 10_000_000)
-    listed = min(wide, 10_000_000)
+    # Inputs that decode to a term larger than the limited VM's heap can take (closed brackets, an array of
+    # numbers) stop at the ceiling the NIF learns from the address-space limit (`RustyJson.Native.info/0`).
+    built = deep
+    listed = wide
 
     Enum.random([
       {"decode_brackets_#{built}", ~s|RustyJson.decode(Gen.brackets(#{built}))|},
@@ -315,6 +314,22 @@ defmodule RustyJson.MemoryLimitedTest do
                "e: error ArgumentError: bad (expected ok)"
              ]
     end
+  end
+
+  test "the ceiling on decoded terms is learned from the address-space limit" do
+    {output, 0} =
+      ChildVM.run_limited(
+        ~s|%{max_term_bytes: max, memory: {memory, source}} = RustyJson.Native.info(); | <>
+          ~s|IO.puts("CEILING \#{max} \#{memory} \#{source}")|,
+        120
+      )
+
+    [max, memory, source] =
+      Regex.run(~r/CEILING (\d+) (\d+) (\w+)/, output, capture: :all_but_first)
+
+    assert String.to_integer(memory) <= 4_000_000 * 1024
+    assert String.to_integer(max) == div(String.to_integer(memory), 16)
+    assert source in ["address_space", "cgroup", "physical"]
   end
 
   describe "the issue's cases" do

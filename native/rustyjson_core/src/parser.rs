@@ -25,6 +25,10 @@ pub struct Limits {
     /// Whether strings' raw bytes must be UTF-8 (the default). Off (`validate_strings: false`, trusted input),
     /// their bytes are taken as they are; escapes are still checked (a lone surrogate is still an error).
     pub validate_utf8: bool,
+    /// The most memory the built value may take, counted as about [`TERM_BYTES_PER_ENTRY`] an array item or
+    /// object pair as containers close (a run of slices counts on from where the last stopped); past it the parse
+    /// stops with [`ParseError::TooLarge`]. `usize::MAX` for none.
+    pub max_term_bytes: usize,
 }
 
 impl Default for Limits {
@@ -34,9 +38,14 @@ impl Default for Limits {
             integer_bytes: MAX_INTEGER_TOKEN,
             duplicate_keys_error: false,
             validate_utf8: true,
+            max_term_bytes: usize::MAX,
         }
     }
 }
+
+/// What [`Limits::max_term_bytes`] counts an array item or an object pair as: a list cell (two words) or a map's
+/// key and value slots, and a word for what the value itself may hold (a float, a sub-binary).
+pub const TERM_BYTES_PER_ENTRY: usize = 24;
 
 /// Containers of at least this many entries (an object's pairs, an array's items) are offered to
 /// [`Builder::defer_build`] before they are built.
@@ -71,6 +80,9 @@ pub enum ParseError {
     /// The parse's working memory (its stacks of open containers and pending values, as deep and wide as the
     /// input makes them) needed `needed` bytes at this position, and the allocator refused them.
     Memory { at: usize, needed: usize },
+    /// The value built so far would take more than [`Limits::max_term_bytes`] (`limit`): the container closing at
+    /// `at` passed it.
+    TooLarge { at: usize, limit: usize },
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -179,6 +191,7 @@ fn parse_from<B: Builder>(
     p.scratch = std::mem::take(&mut stacks.scratch);
     p.refused = stacks.refused.take();
     p.at_key = std::mem::take(&mut stacks.at_key);
+    p.term_bytes = stacks.term_bytes;
     let scan = builder.string_scan_limit();
     if limit != usize::MAX && scan != usize::MAX {
         p.string_end = limit.saturating_add(scan).min(input.len());
@@ -220,6 +233,7 @@ fn parse_from<B: Builder>(
     });
     stacks.scratch = p.scratch;
     stacks.refused = p.refused;
+    stacks.term_bytes = p.term_bytes;
     *pos = p.pos;
     match result {
         Ok(None) => Ok(Progress::Paused),
@@ -262,6 +276,9 @@ struct Parser<'a> {
     at_key: bool,
     /// [`Limits::validate_utf8`].
     validate_utf8: bool,
+    /// [`Limits::max_term_bytes`], and what the containers closed so far count (carried in [`Stacks`]).
+    max_term_bytes: usize,
+    term_bytes: usize,
 }
 
 /// A key the builder refused: its bytes in the input (quotes excluded) and its index on the key stack.
@@ -289,6 +306,8 @@ impl<'a> Parser<'a> {
             refused: None,
             at_key: false,
             validate_utf8: limits.validate_utf8,
+            max_term_bytes: limits.max_term_bytes,
+            term_bytes: 0,
         }
     }
 }
@@ -331,6 +350,27 @@ impl<'a> Parser<'a> {
                     .copied()
                     .ok_or(ParseError::UnexpectedEnd(self.input.len()))
             }
+        }
+    }
+
+    /// Counts a closing container's `entries` against [`Limits::max_term_bytes`] (once a container: nothing on
+    /// the path of each value).
+    #[inline(always)]
+    fn charge(&mut self, entries: usize) -> Result<(), ParseError> {
+        self.term_bytes = self
+            .term_bytes
+            .saturating_add(entries.saturating_mul(TERM_BYTES_PER_ENTRY));
+        if self.term_bytes > self.max_term_bytes {
+            return Err(self.too_large());
+        }
+        Ok(())
+    }
+
+    #[cold]
+    fn too_large(&self) -> ParseError {
+        ParseError::TooLarge {
+            at: self.pos,
+            limit: self.max_term_bytes,
         }
     }
 
@@ -521,6 +561,7 @@ impl<'a> Parser<'a> {
                             *held = true;
                             return Ok(None);
                         }
+                        self.charge(len)?;
                         self.pos += 1;
                         frames.pop();
                         if start == values.len() {
@@ -547,6 +588,7 @@ impl<'a> Parser<'a> {
                                 return Err(self.duplicate_key(key_starts[kstart + i]));
                             }
                         }
+                        self.charge(len.max(1))?;
                         self.pos += 1;
                         frames.pop();
                         if TRACK_KEYS {

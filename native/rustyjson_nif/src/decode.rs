@@ -46,6 +46,7 @@ use std::time::{Duration, Instant};
 mod atoms {
     rustler::atoms! {
         ok, error, nil, true_ = "true", false_ = "false", badarg, atom, existing_atom, out_of_memory,
+        term_limit,
         __struct__, values, coef, exp, sign,
         ordered_object = "Elixir.RustyJson.OrderedObject",
         decimal = "Elixir.Decimal",
@@ -86,25 +87,34 @@ fn options(reads: &term::read::Reads, opts: Term) -> (u32, Limits) {
         .small(opts.as_c_arg())
         .and_then(|v| u32::try_from(v).ok())
     {
-        return (flags, Limits::default());
+        return (flags, limits());
     }
     let mut flags = 0;
     if unsafe { enif_get_uint(opts.get_env().as_c_arg(), opts.as_c_arg(), &mut flags) } != 0 {
-        return (flags, Limits::default());
+        return (flags, limits());
     }
     options_with_limits(opts)
 }
 
 #[cold]
 fn options_with_limits(opts: Term) -> (u32, Limits) {
-    flags_and_limits(opts).unwrap_or((0, Limits::default()))
+    flags_and_limits(opts).unwrap_or((0, limits()))
+}
+
+/// The default limits, with the ceiling on the term's memory (`term_ceiling.rs`).
+#[inline(always)]
+fn limits() -> Limits {
+    Limits {
+        max_term_bytes: crate::term_ceiling::max_term_bytes(),
+        ..Limits::default()
+    }
 }
 
 /// The flags and limits of a decode's options term: flags, or `{flags, integer_digit_limit, max_depth}`; `None`
 /// for any other term (`RustyJson.get/3` and the streams answer `badarg` to it).
 pub(crate) fn flags_and_limits(opts: Term) -> Option<(u32, Limits)> {
     if let Ok(flags) = opts.decode::<u32>() {
-        return Some((flags, Limits::default()));
+        return Some((flags, limits()));
     }
     let (flags, digits, depth) = opts.decode::<(u32, u64, Term)>().ok()?;
     let limits = Limits {
@@ -112,7 +122,7 @@ pub(crate) fn flags_and_limits(opts: Term) -> Option<(u32, Limits)> {
         max_depth: depth
             .decode::<u64>()
             .map_or(usize::MAX, |d| usize::try_from(d).unwrap_or(usize::MAX)),
-        ..Limits::default()
+        ..limits()
     };
     Some((flags, limits))
 }

@@ -12,6 +12,7 @@ mod locate;
 mod rewrite;
 mod stream;
 mod term;
+mod term_ceiling;
 
 use rustler::sys::ErlNifTerm;
 use rustler::{Binary, Encoder, Env, Term};
@@ -281,6 +282,22 @@ fn realign<'a>(env: Env<'a>, input: Binary<'a>) -> Term<'a> {
 #[rustler::nif]
 fn aligned_copies() -> u64 {
     aligned::copies()
+}
+
+/// Sets the ceiling on a decoded term's memory (`config :rusty_json, max_term_bytes:`; 0: the learned one).
+#[rustler::nif]
+fn configure_max_term_bytes(bytes: u64) -> bool {
+    term_ceiling::configure(usize::try_from(bytes).unwrap_or(usize::MAX));
+    true
+}
+
+/// `{max_term_bytes, memory, source}`: the ceiling on a decoded term's memory, and the memory the process may use
+/// that it was learned from, with its source (`term_ceiling.rs`).
+#[rustler::nif]
+fn term_ceiling<'a>(env: Env<'a>) -> Term<'a> {
+    let (memory, source) = term_ceiling::learned();
+    let source = rustler::Atom::from_str(env, source).expect("an atom");
+    (term_ceiling::max_term_bytes() as u64, memory as u64, source).encode(env)
 }
 
 /// True once the library is loaded (the Elixir stub returns false).

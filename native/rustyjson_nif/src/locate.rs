@@ -19,7 +19,7 @@ use crate::aligned::{self, Anchor};
 use crate::continuation;
 use crate::decode::{flags_and_limits, FLOAT_DECIMALS, RAW_STRINGS};
 
-rustler::atoms! { ok, error, first, last, badarg, out_of_memory }
+rustler::atoms! { ok, error, first, last, badarg, out_of_memory, term_limit }
 
 use rustyjson_core::overflow::{catch_overflow, Overflow};
 
@@ -191,6 +191,7 @@ fn reason<'a>(env: Env<'a>, bytes: &[u8], e: ParseError) -> Term<'a> {
         | ParseError::LongToken(at)
         | ParseError::Key { start: at, .. } => at.encode(env),
         ParseError::Memory { at, needed } => (out_of_memory(), at, needed as u64).encode(env),
+        ParseError::TooLarge { at, limit } => (term_limit(), at, limit as u64).encode(env),
     }
 }
 

@@ -32,7 +32,8 @@ pub fn rewrite<'a>(env: Env<'a>, input: Binary<'a>, opts: Term<'a>) -> NifResult
                 ParseError::UnexpectedByte(at)
                 | ParseError::UnexpectedEnd(at)
                 | ParseError::LongToken(at)
-                | ParseError::Memory { at, .. } => (at, atoms::nil().encode(env)),
+                | ParseError::Memory { at, .. }
+                | ParseError::TooLarge { at, .. } => (at, atoms::nil().encode(env)),
                 ParseError::Token { start, end }
                 | ParseError::Key { start, end }
                 | ParseError::DuplicateKey { start, end } => {

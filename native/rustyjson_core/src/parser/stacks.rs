@@ -18,6 +18,8 @@ pub struct Stacks<V, K> {
     pub(super) at_key: bool,
     /// A refused key not yet reported.
     pub(super) refused: Option<RefusedKey>,
+    /// What the containers closed so far count against [`super::Limits::max_term_bytes`].
+    pub(super) term_bytes: usize,
 }
 
 impl<V, K> Stacks<V, K> {
@@ -41,6 +43,7 @@ impl<V, K> Default for Stacks<V, K> {
             key_starts: Vec::new(),
             scratch: Vec::new(),
             held: false,
+            term_bytes: 0,
             at_key: false,
             refused: None,
         }
@@ -57,6 +60,7 @@ impl<V, K> Stacks<V, K> {
     #[inline(always)]
     pub(super) fn clear(&mut self) {
         self.held = false;
+        self.term_bytes = 0;
         self.at_key = false;
         self.refused = None;
         self.frames.clear();

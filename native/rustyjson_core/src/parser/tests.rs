@@ -522,7 +522,8 @@ fn mutated_documents_never_panic() {
                 ParseError::Key { .. }
                 | ParseError::DuplicateKey { .. }
                 | ParseError::LongToken(_)
-                | ParseError::Memory { .. },
+                | ParseError::Memory { .. }
+                | ParseError::TooLarge { .. },
             ) => {
                 unreachable!()
             }

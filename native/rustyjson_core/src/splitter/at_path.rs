@@ -229,7 +229,8 @@ impl PathSplitter {
             ParseError::UnexpectedEnd(at)
             | ParseError::LongToken(at)
             | ParseError::Key { start: at, .. }
-            | ParseError::Memory { at, .. } => (at, at),
+            | ParseError::Memory { at, .. }
+            | ParseError::TooLarge { at, .. } => (at, at),
         };
         let end = end.min(buf.len());
         let start = start.min(end);

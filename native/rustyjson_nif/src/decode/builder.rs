@@ -221,6 +221,9 @@ impl<'a> TermBuilder<'a> {
             Err(ParseError::Memory { at, needed }) => {
                 (atoms::error(), (atoms::out_of_memory(), at, needed as u64)).encode(env)
             }
+            Err(ParseError::TooLarge { at, limit }) => {
+                (atoms::error(), (atoms::term_limit(), at, limit as u64)).encode(env)
+            }
             Err(ParseError::Token { start, end })
             | Err(ParseError::DuplicateKey { start, end }) => {
                 let token = unsafe { Term::new(env, self.copy_binary(&bytes[start..end])) };
