@@ -57,10 +57,15 @@ pub fn try_grow<T>(vec: &mut Vec<T>, additional: usize) {
 /// width the input decides fails into an overflow, never an abort.
 #[inline(always)]
 pub fn push<T>(vec: &mut Vec<T>, value: T) {
-    if vec.len() == vec.capacity() {
+    let len = vec.len();
+    if len == vec.capacity() {
         grow_one(vec);
     }
-    vec.push(value);
+    // SAFETY: there is room for one more (checked or grown above): `Vec::push` would check again.
+    unsafe {
+        vec.as_mut_ptr().add(len).write(value);
+        vec.set_len(len + 1);
+    }
 }
 
 #[cold]
@@ -101,6 +106,15 @@ mod tests {
         assert_eq!(catch_overflow(|| 7), Ok(7));
         let other = std::panic::catch_unwind(|| catch_overflow(|| panic!("not an overflow")));
         assert!(other.is_err());
+    }
+
+    #[test]
+    fn push_grows_as_a_vec_does() {
+        let mut v: Vec<u32> = Vec::new();
+        for i in 0..10_000 {
+            push(&mut v, i);
+        }
+        assert_eq!(v, (0..10_000).collect::<Vec<_>>());
     }
 
     #[test]
