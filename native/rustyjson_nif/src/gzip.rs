@@ -14,9 +14,14 @@ use flate2::{Compress, Compression, Crc, FlushCompress, Status};
 use rustler::sys::{
     enif_consume_timeslice, enif_make_badarg, enif_schedule_nif, ErlNifEnv, ErlNifTerm,
 };
-use rustler::{Binary, Encoder, Env, NifResult, OwnedBinary, ResourceArc, Term};
+use rustler::{Binary, Encoder, Env, NifResult, ResourceArc, Term};
 
 use crate::continuation;
+use rustyjson_core::overflow::{catch_overflow, try_grow, try_with_capacity, Overflow};
+
+mod atoms {
+    rustler::atoms! { error }
+}
 
 /// How long one slice may run on a normal scheduler before it yields (the encoder's limit).
 const TIME_LIMIT: Duration = Duration::from_micros(800);
@@ -46,7 +51,7 @@ impl rustler::Resource for GzipJob {}
 
 impl GzipState {
     fn new(level: u32, input_len: usize) -> Self {
-        let mut out = Vec::with_capacity(HEADER.len() + input_len / 4 + 64);
+        let mut out = try_with_capacity(HEADER.len() + input_len / 4 + 64);
         out.extend_from_slice(&HEADER);
         // zlib's XFL: 2 for the slowest level, 4 for the fastest ones.
         out[8] = match level {
@@ -71,7 +76,7 @@ impl GzipState {
             while ((self.deflate.total_in() - before) as usize) < chunk.len() {
                 let consumed = (self.deflate.total_in() - before) as usize;
                 // Deflate writes only into spare capacity; stored blocks may exceed their input by a few bytes.
-                self.out.reserve(chunk.len() - consumed + 64);
+                try_grow(&mut self.out, chunk.len() - consumed + 64);
                 self.deflate
                     .compress_vec(&chunk[consumed..], &mut self.out, FlushCompress::None)
                     .expect("deflate never fails on valid input");
@@ -88,7 +93,7 @@ impl GzipState {
     /// Flushes the stream's end and appends the trailer (CRC-32 and size modulo 2^32, little-endian).
     fn finish(mut self) -> Vec<u8> {
         loop {
-            self.out.reserve(1024);
+            try_grow(&mut self.out, 1024);
             match self
                 .deflate
                 .compress_vec(&[], &mut self.out, FlushCompress::Finish)
@@ -110,8 +115,17 @@ pub fn gzip<'a>(env: Env<'a>, input: Term<'a>, level: u32) -> NifResult<Term<'a>
         return Err(rustler::Error::BadArg);
     }
     let bytes: Binary = input.decode()?;
-    let state = GzipState::new(level, bytes.len());
-    Ok(slice(env, input, bytes.as_slice(), state))
+    Ok(catch_overflow(|| {
+        let state = GzipState::new(level, bytes.len());
+        slice(env, input, bytes.as_slice(), state)
+    })
+    .unwrap_or_else(|why| failed(env, why)))
+}
+
+/// `{:error, reason}` for an output the allocator refused (the JSON it compresses is under the output's ceiling,
+/// so only a VM short of memory gets here).
+fn failed(env: Env<'_>, why: Overflow) -> Term<'_> {
+    (atoms::error(), crate::encode::overflow_reason(env, why)).encode(env)
 }
 
 /// One slice: deflate until done (the gzip binary) or out of time (the continuation).
@@ -127,7 +141,9 @@ fn slice<'a>(env: Env<'a>, input: Term<'a>, bytes: &[u8], mut state: GzipState) 
     unsafe { enif_consume_timeslice(env.as_c_arg(), percent) };
     if done {
         let gz = state.finish();
-        let mut bin = OwnedBinary::new(gz.len());
+        let Some(mut bin) = crate::alloc::try_owned_binary(gz.len()) else {
+            return failed(env, Overflow::Memory { needed: gz.len() });
+        };
         bin.as_mut_slice().copy_from_slice(&gz);
         return bin.release(env).to_term(env);
     }
@@ -168,6 +184,7 @@ unsafe extern "C" fn gzip_yielded(
         let Some(state) = job.0.lock().ok().and_then(|mut s| s.take()) else {
             return badarg();
         };
-        slice(env, input, bytes.as_slice(), state)
+        catch_overflow(|| slice(env, input, bytes.as_slice(), state))
+            .unwrap_or_else(|why| failed(env, why))
     })
 }
