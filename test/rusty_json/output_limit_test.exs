@@ -38,6 +38,17 @@ defmodule RustyJson.OutputLimitTest do
     end
   end
 
+  test "a short output (written on the stack, never grown) is held to the ceiling too" do
+    assert {:error, %EncodeError{message: message}} =
+             RustyJson.encode(String.duplicate("a", 100), max_output_bytes: 64)
+
+    assert message =~
+             "the output would take 102 bytes, more than the max_output_bytes limit of 64 bytes"
+
+    assert RustyJson.encode(String.duplicate("a", 62), max_output_bytes: 64) ==
+             {:ok, ~s("#{String.duplicate("a", 62)}")}
+  end
+
   test "pretty output of deep nesting (quadratic in the depth) stops at the ceiling" do
     term = deep_list(3_000)
     size = pretty_size(RustyJson.encode!(term))

@@ -11,7 +11,7 @@ use rustler::sys::{
 };
 use rustler::{Encoder, Env, ResourceArc, Term};
 use rustyjson_core::buffer::Buffer;
-use rustyjson_core::overflow::catch_overflow;
+use rustyjson_core::overflow::{catch_overflow, Overflow};
 
 use super::atoms;
 use super::options::{decode_options, layout_len};
@@ -127,6 +127,13 @@ pub(super) fn run<'a>(
     // dropped and nothing allocated for it (`rustyjson_core::overflow`).
     let mut result = catch_overflow(|| walker.walk(root, &mut out, resumed))
         .unwrap_or_else(|why| Err(Fail::Overflow(why)));
+    if result.is_ok() && out.len() > options.max_output {
+        // Written into the stack array, which never grows: the ceiling is checked at the end instead.
+        result = Err(Fail::Overflow(Overflow::Limit {
+            needed: out.len(),
+            limit: options.max_output,
+        }));
+    }
     let has_holes = !walker.holes.is_empty();
     if has_holes && !matches!(result, Ok(()) | Err(Fail::Budget)) {
         // Errors are reported in document order by the path that resolves every struct first.
