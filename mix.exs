@@ -262,7 +262,7 @@ defmodule RustyJson.MixProject do
         "A fast JSON library for Elixir with a Rust NIF core; a drop-in replacement for Jason.",
       package: package(),
       source_url: @source_url,
-      docs: [main: "readme", extras: ["README.md", "BENCHMARKS.md"]]
+      docs: docs()
     ]
   end
 
@@ -276,6 +276,22 @@ defmodule RustyJson.MixProject do
   defp elixirc_paths(:dev), do: ["lib", "bench/support"]
   defp elixirc_paths(_), do: ["lib"]
 
+  @guides ~w(guides/installation.md guides/options.md guides/streams-and-pointers.md
+              guides/migrating-from-jason.md guides/coming-from-rustyjson-0.3.md
+              guides/safety-and-scheduling.md guides/benchmarks.md)
+
+  # ex_doc's pages: the README first, the guides grouped, then the report, the contributor's guide and the log.
+  defp docs do
+    [
+      main: "readme",
+      extras: ["README.md"] ++ @guides ++ ["BENCHMARKS.md", "CONTRIBUTING.md", "CHANGELOG.md"],
+      groups_for_extras: [
+        Guides: @guides,
+        Project: ["BENCHMARKS.md", "CONTRIBUTING.md", "CHANGELOG.md"]
+      ]
+    ]
+  end
+
   defp package do
     [
       licenses: ["MIT"],
@@ -284,7 +300,7 @@ defmodule RustyJson.MixProject do
                 native/rustyjson_core/Cargo.toml native/rustyjson_core/src
                 native/rustyjson_nif/Cargo.toml native/rustyjson_nif/src
                 mix.exs mix/precompiled.exs mix/target.exs checksum-Elixir.RustyJson.Native.exs
-                README.md BENCHMARKS.md CHANGELOG.md LICENSE)
+                README.md BENCHMARKS.md CHANGELOG.md CONTRIBUTING.md LICENSE) ++ @guides
     ]
   end
 end

@@ -1,7 +1,6 @@
 # Issue #50's content kinds, generated here (none in ../shared): text with escapes and floats, RustyJson against
 # the ETF floor (`:erlang.term_to_binary/1` and `binary_to_term/1` of the same term) and jiffy, best of N.
 #   taskset -c 1 mix run bench/escapes_floats.exs [N]
-Code.require_file("best_of.exs", __DIR__)
 n = String.to_integer(List.first(System.argv()) || "30")
 :rand.seed(:exsss, {50, 50, 50})
 
@@ -35,7 +34,15 @@ shapes = [
 for {name, term} <- shapes do
   json = RustyJson.encode!(term)
   etf = :erlang.term_to_binary(term)
-  t = fn f -> RustyJson.Bench.BestOf.run(f, n) end
+  # The best of n calls after one warm-up call, in a fresh process.
+  t = fn f ->
+    Task.async(fn ->
+      f.()
+      Enum.min(for _ <- 1..n, do: elem(:timer.tc(f), 0))
+    end)
+    |> Task.await(:infinity)
+  end
+
   {e, d} = {t.(fn -> RustyJson.encode!(term) end), t.(fn -> RustyJson.decode!(json) end)}
 
   {fe, fd} =

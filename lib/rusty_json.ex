@@ -44,7 +44,10 @@ defmodule RustyJson do
     * `:protocol`: `true` (default) or `false`, RustyJson 0.3's: no `RustyJson.Encoder` implementation is
       called; every struct is written as a map of its fields (without `__struct__`, whatever `@derive` says:
       not for structs that hold secrets), tuples as arrays, a `MapSet` as an array, a `Range` as
-      `{"first":..,"last":..}`, a `URI` as its string (README, "Coming from RustyJson 0.3").
+      `{"first":..,"last":..}`, a `URI` as its string (the "Coming from RustyJson 0.3" guide).
+    * `:max_output_bytes`: a positive integer, the output's ceiling in bytes (default 1 GiB, or
+      `config :rusty_json, max_output_bytes: n`): a longer output is a `RustyJson.EncodeError` naming the size,
+      before that memory is taken.
 
       iex> RustyJson.encode!(%{t: {1, MapSet.new([2])}}, protocol: false)
       ~s({"t":[1,[2]]})
@@ -55,6 +58,8 @@ defmodule RustyJson do
       iex> {:ok, gzip} = RustyJson.encode(%{a: 1}, compress: :gzip)
       iex> :zlib.gunzip(gzip)
       ~s({"a":1})
+
+      iex> {:error, %RustyJson.EncodeError{}} = RustyJson.encode(List.duplicate("abcdefgh", 1000), max_output_bytes: 100)
   """
   @spec encode(encodable(), keyword() | map()) ::
           {:ok, String.t()} | {:error, EncodeError.t() | Exception.t()}
@@ -64,6 +69,12 @@ defmodule RustyJson do
 
   @doc """
   Encodes `input` to a JSON binary; raises `RustyJson.EncodeError` or `Protocol.UndefinedError` on failure.
+  Options as in `encode/2`.
+
+      iex> RustyJson.encode!([1, "a", nil])
+      ~s([1,"a",null])
+      iex> RustyJson.encode!(%{a: "<"}, escape: :html_safe)
+      ~S({"a":"\\u003C"})
   """
   @spec encode!(encodable(), keyword() | map()) :: String.t()
   def encode!(input, opts \\ [])
@@ -81,7 +92,11 @@ defmodule RustyJson do
   defp unwrap!({:error, exception}), do: raise(exception)
 
   @doc """
-  Encodes `input` to JSON iodata (a binary). Returns `{:ok, iodata}` or `{:error, exception}`.
+  Encodes `input` to JSON iodata (a binary). Returns `{:ok, iodata}` or `{:error, exception}`. Options as in
+  `encode/2`.
+
+      iex> RustyJson.encode_to_iodata(%{a: [1]})
+      {:ok, ~s({"a":[1]})}
   """
   @spec encode_to_iodata(encodable(), keyword() | map()) ::
           {:ok, iodata()} | {:error, EncodeError.t() | Exception.t()}
@@ -89,6 +104,9 @@ defmodule RustyJson do
 
   @doc """
   Encodes `input` to JSON iodata (a binary); raises like `encode!/2`.
+
+      iex> RustyJson.encode_to_iodata!([true, 1.5])
+      "[true,1.5]"
   """
   @spec encode_to_iodata!(encodable(), keyword() | map()) :: iodata()
   def encode_to_iodata!(input, opts \\ []), do: encode!(input, opts)
@@ -175,6 +193,11 @@ defmodule RustyJson do
   @doc """
   Decodes JSON `input` (a binary or iodata); raises `RustyJson.DecodeError` on invalid input. Options as in
   `decode/2`.
+
+      iex> RustyJson.decode!(~s({"a": [1, 2.5, null]}), keys: :atoms)
+      %{a: [1, 2.5, nil]}
+      iex> RustyJson.decode!(["[1,", "2]"])
+      [1, 2]
   """
   @spec decode!(iodata(), keyword() | map()) :: term()
   def decode!(input, opts \\ [])

@@ -39,27 +39,40 @@ defmodule RustyJson.ReadmeExamples do
 end
 
 defmodule RustyJson.ReadmeTest do
-  # Runs every `iex>` example of README.md, as doctests do (ExUnit's doctest_file/2 needs Elixir 1.15).
+  # Runs every `iex>` example of README.md and of the guides, as doctests do (ExUnit's doctest_file/2 needs
+  # Elixir 1.15).
   use ExUnit.Case, async: true
 
-  @readme Path.expand("../README.md", __DIR__)
-  @external_resource @readme
+  @root Path.expand("..", __DIR__)
+  @files ["README.md" | @root |> Path.join("guides/*.md") |> Path.wildcard() |> Enum.sort()]
+         |> Enum.map(&Path.relative_to(&1, @root))
 
-  examples = RustyJson.ReadmeExamples.parse(File.read!(@readme))
+  for file <- @files, do: @external_resource(Path.join(@root, file))
 
-  test "README.md has examples for every encode and decode option" do
-    code = Enum.map_join(unquote(Macro.escape(examples)), "\n", & &1.code)
+  examples =
+    for file <- @files,
+        ex <- RustyJson.ReadmeExamples.parse(File.read!(Path.join(@root, file))),
+        do: Map.put(ex, :file, file)
 
-    for option <- ~w(escape: maps: pretty: keys: strings: floats: objects:),
-        do: assert(code =~ option, "no README example uses #{option}")
+  test "the options guide has examples for every encode and decode option" do
+    code =
+      unquote(Macro.escape(examples))
+      |> Enum.filter(&(&1.file == "guides/options.md"))
+      |> Enum.map_join("\n", & &1.code)
+
+    for option <-
+          ~w(escape: maps: pretty: sort_keys: compress: max_output_bytes: protocol: keys: strings:
+                     floats: objects: duplicate_keys: max_depth: decoding_integer_digit_limit: max_bytes:
+                     validate_strings:),
+        do: assert(code =~ option, "no options guide example uses #{option}")
 
     for value <- ~w(:javascript_safe :html_safe :unicode_safe :strict :atoms :atoms! :copy :intern
                     :ordered_objects),
-        do: assert(code =~ value, "no README example uses #{value}")
+        do: assert(code =~ value, "no options guide example uses #{value}")
   end
 
   for ex <- examples do
-    test "README.md line #{ex.line}: #{ex.code}" do
+    test "#{ex.file} line #{ex.line}: #{ex.code}" do
       ex = unquote(Macro.escape(ex))
       run(ex.code, ex.expected)
     end

@@ -10,7 +10,25 @@ defmodule RustyJson.Encode do
   @typedoc "Encoder options as `RustyJson.Encoder.encode/2` receives them (or encode options, as a keyword list or map)."
   @type opts :: EncodeOptions.t() | keyword() | map()
 
-  @doc "Encodes any encodable value."
+  @doc """
+  Encoder options with the defaults, or with an escape mode (`:json`, `:javascript_safe`, `:html_safe`,
+  `:unicode_safe`), as RustyJson 0.3.10's `opts/1` built them: pass them to any function of this module.
+
+      iex> RustyJson.Encode.string("a<b", RustyJson.Encode.opts(:html_safe)) |> IO.iodata_to_binary()
+      ~S("a\\u003Cb")
+      iex> RustyJson.Encode.map(%{a: 1}, RustyJson.Encode.opts()) |> IO.iodata_to_binary()
+      ~s({"a":1})
+  """
+  @spec opts(atom()) :: EncodeOptions.t()
+  def opts(escape \\ :json) when is_atom(escape),
+    do: [escape: escape] |> EncodeOptions.new() |> EncodeOptions.compact()
+
+  @doc """
+  Encodes any encodable value.
+
+      iex> RustyJson.Encode.value(%{a: [1, nil]}, []) |> IO.iodata_to_binary()
+      ~s({"a":[1,null]})
+  """
   @spec value(term(), opts()) :: iodata()
   def value(value, opts) do
     case run(value, opts |> EncodeOptions.new() |> EncodeOptions.compact()) do
@@ -19,39 +37,84 @@ defmodule RustyJson.Encode do
     end
   end
 
-  @doc "Encodes an atom (`nil`, `true`, `false` or a string)."
+  @doc """
+  Encodes an atom (`nil`, `true`, `false` or a string).
+
+      iex> RustyJson.Encode.atom(:ok, []) |> IO.iodata_to_binary()
+      ~s("ok")
+  """
   @spec atom(atom(), opts()) :: iodata()
   def atom(atom, opts) when is_atom(atom), do: value(atom, opts)
 
-  @doc "Encodes a string with the escape mode of `opts`."
+  @doc """
+  Encodes a string with the escape mode of `opts`.
+
+      iex> RustyJson.Encode.string("a\\u2028", escape: :javascript_safe) |> IO.iodata_to_binary()
+      ~S("a\\u2028")
+  """
   @spec string(String.t(), opts()) :: iodata()
   def string(string, opts) when is_binary(string), do: value(string, opts)
 
-  @doc "Encodes an integer."
+  @doc """
+  Encodes an integer.
+
+      iex> RustyJson.Encode.integer(-42) |> IO.iodata_to_binary()
+      "-42"
+  """
   @spec integer(integer()) :: iodata()
   def integer(integer) when is_integer(integer), do: Integer.to_string(integer)
 
-  @doc "Encodes a float."
+  @doc """
+  Encodes a float (the shortest digits that round-trip).
+
+      iex> RustyJson.Encode.float(0.1) |> IO.iodata_to_binary()
+      "0.1"
+  """
   @spec float(float()) :: iodata()
   def float(float) when is_float(float), do: value(float, [])
 
-  @doc "Encodes a list as an array."
+  @doc """
+  Encodes a list as an array.
+
+      iex> RustyJson.Encode.list([1, "a"], []) |> IO.iodata_to_binary()
+      ~s([1,"a"])
+  """
   @spec list(list(), opts()) :: iodata()
   def list(list, opts) when is_list(list), do: value(list, opts)
 
-  @doc "Encodes a map as an object (keys in `Map.to_list/1` order)."
+  @doc """
+  Encodes a map as an object (keys in `Map.to_list/1` order).
+
+      iex> RustyJson.Encode.map(%{"id" => 1}, []) |> IO.iodata_to_binary()
+      ~s({"id":1})
+  """
   @spec map(map(), opts()) :: iodata()
   def map(map, opts) when is_map(map), do: value(map, opts)
 
-  @doc "Encodes a keyword list as an object, keeping its order."
+  @doc """
+  Encodes a keyword list as an object, keeping its order.
+
+      iex> RustyJson.Encode.keyword([b: 1, a: 2], []) |> IO.iodata_to_binary()
+      ~s({"b":1,"a":2})
+  """
   @spec keyword(keyword(), opts()) :: iodata()
   def keyword(keyword, opts) when is_list(keyword), do: ordered(keyword, opts)
 
-  @doc "Encodes a struct (through `RustyJson.Encoder`, or as Jason does for dates and decimals)."
+  @doc """
+  Encodes a struct (through `RustyJson.Encoder`, or as Jason does for dates and decimals).
+
+      iex> RustyJson.Encode.struct(~D[2024-05-01], []) |> IO.iodata_to_binary()
+      ~s("2024-05-01")
+  """
   @spec struct(struct(), opts()) :: iodata()
   def struct(%_{} = struct, opts), do: value(struct, opts)
 
-  @doc "Encodes `{key, value}` pairs as an object in the given order (keys as map keys are converted)."
+  @doc """
+  Encodes `{key, value}` pairs as an object in the given order (keys as map keys are converted).
+
+      iex> RustyJson.Encode.ordered([{"z", 1}, {:a, 2}], []) |> IO.iodata_to_binary()
+      ~s({"z":1,"a":2})
+  """
   @spec ordered([{term(), term()}], opts()) :: iodata()
   def ordered(pairs, opts) when is_list(pairs), do: value(%OrderedObject{values: pairs}, opts)
 
@@ -163,22 +226,35 @@ defmodule RustyJson.Encode do
   # functions): `parts` alternates its output's pieces with those terms, written here through the protocol.
   defp fill_holes(parts, opts) do
     {iodata, _registered} = Enum.map_reduce(parts, %{}, &hole(&1, &2, opts))
-    {:ok, holes_to_binary(iodata, parts)}
+    {:ok, holes_to_binary(iodata, parts, opts)}
   rescue
     e in [EncodeError, Protocol.UndefinedError] -> encode_failure(e, __STACKTRACE__)
   end
 
-  # A fragment function or an encoder implementation may have returned something that is not iodata: raise
-  # naming it and where it came from (the error path only looks for it).
-  defp holes_to_binary(iodata, parts) do
+  # A fragment function may have returned something that is not iodata: raise naming it. An encoder
+  # implementation's list that is not iodata is a plain term, encoded here (RustyJson 0.3.10's way). Only the
+  # error path looks for them, so iodata results cost nothing more.
+  defp holes_to_binary(iodata, parts, opts) do
     IO.iodata_to_binary(iodata)
   rescue
     e in ArgumentError ->
-      case Enum.find(Enum.zip(parts, iodata), fn {_part, piece} -> not iodata?(piece) end) do
-        {%Fragment{}, piece} -> raise exception({:invalid_iodata, "a RustyJson.Fragment", piece})
-        {%module{}, piece} -> raise exception({:invalid_iodata, implementation(module), piece})
-        _ -> reraise e, __STACKTRACE__
-      end
+      if Enum.all?(iodata, &iodata?/1), do: reraise(e, __STACKTRACE__)
+
+      parts
+      |> Enum.zip(iodata)
+      |> Enum.map(fn
+        {_part, piece} when is_binary(piece) -> piece
+        {%Fragment{}, piece} -> fragment_piece!(piece)
+        {%module{}, piece} -> if iodata?(piece), do: piece, else: reencode(module, piece, opts)
+        {_part, piece} -> piece
+      end)
+      |> IO.iodata_to_binary()
+  end
+
+  defp fragment_piece!(piece) do
+    if iodata?(piece),
+      do: piece,
+      else: raise(exception({:invalid_iodata, "a RustyJson.Fragment", piece}))
   end
 
   defp iodata?(piece) do
@@ -189,6 +265,32 @@ defmodule RustyJson.Encode do
   end
 
   defp implementation(module), do: "the RustyJson.Encoder implementation for #{inspect(module)}"
+
+  # What an encoder implementation returned: iodata is written as it is; anything else (a map, a list that is
+  # not iodata, a number...) is encoded as a value, as RustyJson 0.3.10 did. Only binaries and lists can be
+  # iodata; a list is checked where it is written (`holes_to_binary/3`, or the NIF for a fragment).
+  defp implementation_result(%module{} = struct, opts) do
+    case RustyJson.Encoder.encode(struct, opts) do
+      piece when is_binary(piece) or is_list(piece) -> piece
+      other -> reencode(module, other, opts)
+    end
+  end
+
+  # The struct itself back (or another of its module) would loop: an error, as is what cannot be encoded, both
+  # naming the implementation.
+  defp reencode(module, %module{} = returned, _opts),
+    do: raise(exception({:invalid_iodata, implementation(module), returned}))
+
+  defp reencode(module, returned, opts) do
+    value(returned, opts)
+  rescue
+    e in [EncodeError, Protocol.UndefinedError] ->
+      reraise ArgumentError.exception(
+                "#{implementation(module)} returned #{inspect(returned)}, which is neither iodata nor " <>
+                  "encodable: #{Exception.message(e)}"
+              ),
+              __STACKTRACE__
+  end
 
   # An encoding failure met in Elixir (resolving structs, filling holes) is returned as the error; a
   # Protocol.UndefinedError of another protocol (e.g. String.Chars for a tuple key) is raised, as Jason does.
@@ -224,7 +326,7 @@ defmodule RustyJson.Encode do
       _ ->
         case register(struct) do
           {:ok, _fields} -> {value(struct, opts), Map.put(registered, module, map_size(struct))}
-          :error -> {RustyJson.Encoder.encode(struct, opts), registered}
+          :error -> {implementation_result(struct, opts), registered}
         end
     end
   end
@@ -400,7 +502,7 @@ defmodule RustyJson.Encode do
       else: resolve_protocol_struct(struct, opts)
   end
 
-  defp resolve_protocol_struct(struct, opts) do
+  defp resolve_protocol_struct(%module{} = struct, opts) do
     case register(struct) do
       {:ok, fields} ->
         Enum.reduce(fields, struct, fn field, acc ->
@@ -408,7 +510,13 @@ defmodule RustyJson.Encode do
         end)
 
       :error ->
-        fragment(RustyJson.Encoder.encode(struct, opts))
+        case implementation_result(struct, opts) do
+          piece when is_list(piece) ->
+            if iodata?(piece), do: fragment(piece), else: fragment(reencode(module, piece, opts))
+
+          piece ->
+            fragment(piece)
+        end
     end
   end
 

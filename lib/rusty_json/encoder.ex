@@ -36,6 +36,14 @@ defprotocol RustyJson.Encoder do
   What an implementation of this protocol writes itself, rather than through `RustyJson.Encode`, is written as
   given (as in Jason): it is not escaped again nor sorted.
 
+  An implementation may also return a plain term, as RustyJson 0.3.10 allowed: a map, a list that is not iodata,
+  a number or an atom is encoded again as a value, with the call's options. What cannot be encoded (a tuple, a
+  pid, the struct itself) raises `ArgumentError` naming the implementation. Iodata stays the fast way.
+
+      defimpl RustyJson.Encoder, for: Money do
+        def encode(%Money{amount: a, currency: c}, _opts), do: %{amount: a, currency: to_string(c)}
+      end
+
   `@derive` takes `:only` or `:except` (not both); any other option is a compile error, so a misspelt `only:`
   cannot leak every field.
   """
@@ -45,7 +53,13 @@ defprotocol RustyJson.Encoder do
   @typedoc "The options handed to `encode/2`; pass them on to `RustyJson.Encode` functions."
   @type opts :: term()
 
-  @doc "Encodes `value` to JSON iodata."
+  @doc """
+  Encodes `value` to JSON iodata, with the helpers of `RustyJson.Encode` and the `opts` received. A result that
+  is not iodata (a map, a list of other terms, a number) is encoded again as a value, as RustyJson 0.3.10 did.
+
+      iex> RustyJson.Encoder.encode(%{a: 1}, RustyJson.Encode.opts()) |> IO.iodata_to_binary()
+      ~s({"a":1})
+  """
   @spec encode(t(), opts()) :: iodata()
   def encode(value, opts)
 end

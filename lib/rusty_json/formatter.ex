@@ -40,7 +40,12 @@ defmodule RustyJson.Formatter do
   @spec pretty_print(iodata(), opts()) :: binary()
   def pretty_print(input, opts \\ []), do: pretty_print_to_iodata(input, opts)
 
-  @doc "Like `pretty_print/2`, returning iodata."
+  @doc """
+  Like `pretty_print/2`, returning iodata.
+
+      iex> RustyJson.Formatter.pretty_print_to_iodata("[1]") |> IO.iodata_to_binary()
+      "[\\n  1\\n]"
+  """
   @spec pretty_print_to_iodata(iodata(), opts()) :: iodata()
   def pretty_print_to_iodata(input, opts \\ []) do
     {layout, max} = parse_opts(opts, {"  ", "\n", nil, " "}, EncodeOptions.max_output_bytes())
@@ -57,7 +62,12 @@ defmodule RustyJson.Formatter do
   @spec minimize(iodata(), keyword()) :: binary()
   def minimize(input, opts \\ []), do: minimize_to_iodata(input, opts)
 
-  @doc "Like `minimize/2`, returning iodata."
+  @doc """
+  Like `minimize/2`, returning iodata.
+
+      iex> RustyJson.Formatter.minimize_to_iodata("[ 1, 2 ]") |> IO.iodata_to_binary()
+      "[1,2]"
+  """
   @spec minimize_to_iodata(iodata(), keyword()) :: iodata()
   def minimize_to_iodata(input, opts \\ []) do
     record = EncodeOptions.layout!(:record_separator, Keyword.get(opts, :record_separator, "\n"))

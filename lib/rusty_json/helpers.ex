@@ -16,6 +16,10 @@ defmodule RustyJson.Helpers do
   @doc """
   An object of the keyword list's pairs in their order (a `RustyJson.Fragment`). Keys must be printable ASCII
   without `\\\\`, `/` or `"` (checked at compile time).
+
+      iex> import RustyJson.Helpers
+      iex> RustyJson.encode!(%{user: json_map(name: "Ada", id: 1)})
+      ~s({"user":{"name":"Ada","id":1}})
   """
   defmacro json_map(kv) do
     kv = Macro.expand(kv, __CALLER__)
@@ -42,6 +46,10 @@ defmodule RustyJson.Helpers do
   @doc """
   An object of `map`'s values for `keys` (a compile-time list), in that order. Raises `ArgumentError` when the map
   lacks one of them.
+
+      iex> import RustyJson.Helpers
+      iex> RustyJson.encode!(json_map_take(%{id: 1, name: "Ada", password: "x"}, [:name, :id]))
+      ~s({"name":"Ada","id":1})
   """
   defmacro json_map_take(map, keys) do
     keys = Macro.expand(keys, __CALLER__)

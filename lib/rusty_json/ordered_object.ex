@@ -15,7 +15,12 @@ defmodule RustyJson.OrderedObject do
   @type t :: %__MODULE__{values: [{String.Chars.t(), term()}]}
   defstruct values: []
 
-  @doc "An ordered object of the given `{key, value}` pairs."
+  @doc """
+  An ordered object of the given `{key, value}` pairs.
+
+      iex> RustyJson.encode!(RustyJson.OrderedObject.new([{"z", 1}, {"a", 2}]))
+      ~s({"z":1,"a":2})
+  """
   @spec new([{String.Chars.t(), term()}]) :: t()
   def new(values) when is_list(values), do: %__MODULE__{values: values}
 

@@ -29,6 +29,11 @@ defmodule RustyJson.Pointer do
   @doc """
   The reference tokens of `pointer`, unescaped: `{:ok, tokens}`, or `{:error, message}` for a pointer that is not
   `""` and does not start with `/`, or that holds a `~` not followed by `0` or `1`.
+
+      iex> RustyJson.Pointer.parse("/data/0/id")
+      {:ok, ["data", "0", "id"]}
+      iex> RustyJson.Pointer.parse("/a~2")
+      {:error, "invalid escape in the JSON Pointer \\"/a~2\\" (~ must be followed by 0 or 1)"}
   """
   @spec parse(t()) :: {:ok, [String.t()]} | {:error, String.t()}
   def parse(""), do: {:ok, []}
@@ -66,6 +71,9 @@ defmodule RustyJson.Pointer do
 
   @doc """
   `token` escaped for a pointer (`~` as `~0`, `/` as `~1`): `"/users/" <> escape(name)`.
+
+      iex> "/users/" <> RustyJson.Pointer.escape("a/b~c")
+      "/users/a~1b~0c"
   """
   @spec escape(String.t()) :: String.t()
   def escape(token) when is_binary(token) do

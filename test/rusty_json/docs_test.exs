@@ -4,6 +4,8 @@ defmodule RustyJson.DocsTest do
   use ExUnit.Case, async: true
 
   doctest RustyJson.Fragment
+  doctest RustyJson.Encode
+  doctest RustyJson.Encoder
 
   defp public_lib_modules do
     {:ok, modules} = :application.get_key(:rusty_json, :modules)

@@ -92,13 +92,13 @@ defmodule RustyJson.FragmentTest do
                      RustyJson.encode([Fragment.new(fn _opts -> %{} end)])
                    end
 
-      message =
-        "invalid iodata in the RustyJson.Encoder implementation for RustyJson.Test.BadIodata: " <>
-          "[-1] (not an iodata term)"
+      # An implementation's list that is not iodata is a plain term, encoded again (RustyJson 0.3.10's way;
+      # test/rusty_json/encoder_plain_results_test.exs); what cannot be encoded names the implementation.
+      assert RustyJson.encode(%{a: %RustyJson.Test.BadIodata{value: -1}}) == {:ok, ~s({"a":[-1]})}
 
-      assert_raise ArgumentError, message, fn ->
-        RustyJson.encode(%{a: %RustyJson.Test.BadIodata{value: -1}})
-      end
+      assert_raise ArgumentError,
+                   ~r/^the RustyJson.Encoder implementation for RustyJson.Test.BadIodata returned \[\{1, 2\}\]/,
+                   fn -> RustyJson.encode(%{a: %RustyJson.Test.BadIodata{value: {1, 2}}}) end
     end
 
     test "in a stream" do

@@ -162,3 +162,23 @@ defmodule RustyJson.Test.Plain do
   # No RustyJson.Encoder implementation: RustyJson 0.3's `protocol: false` writes it as a map.
   defstruct a: 1, b: "x"
 end
+
+defmodule RustyJson.Test.PlainMoney do
+  @moduledoc false
+  # RustyJson 0.3.10's Encoder docs: an implementation that returns a map, re-encoded automatically.
+  defstruct [:amount, :currency]
+
+  defimpl RustyJson.Encoder do
+    def encode(%{amount: a, currency: c}, _opts), do: %{amount: a, currency: to_string(c)}
+  end
+end
+
+defmodule RustyJson.Test.Returns do
+  @moduledoc false
+  # An implementation that returns its field as it is: iodata, or any plain term.
+  defstruct [:value]
+
+  defimpl RustyJson.Encoder do
+    def encode(%{value: value}, _opts), do: value
+  end
+end

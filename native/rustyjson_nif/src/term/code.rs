@@ -78,8 +78,8 @@ impl CodeChecks {
         // it only reads the export table, as a BIF does on any scheduler.
         let entry = unsafe {
             (self.find)(
-                super::bits(module),
-                super::bits(function),
+                super::word::bits(module),
+                super::word::bits(function),
                 arity as c_uint,
                 index as c_uint,
             )

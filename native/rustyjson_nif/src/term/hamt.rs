@@ -18,7 +18,7 @@
 //! the VM's. Any trie this reader does not recognize (a collision node, another header) gets no template and is
 //! built by the VM as before.
 
-use super::{bits, term, T};
+use super::word::{bits, term, T};
 use rustler::sys::{
     enif_get_map_size, enif_get_map_value, enif_is_identical, enif_make_int64,
     enif_make_map_from_arrays, enif_make_tuple_from_array, enif_map_iterator_create,
@@ -301,8 +301,8 @@ impl Tags {
     ///
     /// # Safety
     /// `env` must be a live NIF environment.
-    pub unsafe fn learn(env: *mut ErlNifEnv, primary: super::Primary) -> Option<Tags> {
-        let super::Primary { boxed, list } = primary;
+    pub unsafe fn learn(env: *mut ErlNifEnv, primary: super::word::Primary) -> Option<Tags> {
+        let super::word::Primary { boxed, list } = primary;
         let one = enif_make_int64(env, 1);
         let mut flat = MaybeUninit::<T>::uninit();
         if enif_make_map_from_arrays(env, &one, &one, 1, flat.as_mut_ptr()) == 0
@@ -325,7 +325,7 @@ impl Tags {
 /// call of the VM's life: 0.3-0.5 ms here; every size from 33 to 96 took 1.6 ms.)
 unsafe fn check(env: *mut ErlNifEnv, tags: &Tags, fill: T) -> bool {
     let keys: Vec<T> = (0..MAX_KEYS)
-        .map(|i| super::new_binary(env, format!("key_{i:03}").as_bytes()))
+        .map(|i| super::word::new_binary(env, format!("key_{i:03}").as_bytes()))
         .collect();
     let mut fills = Vec::new();
     let vm_map = |ks: &[T], vs: &[T]| {

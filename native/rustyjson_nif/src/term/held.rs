@@ -13,7 +13,7 @@
 //! erl_nif, as is every header with no layout.
 
 use super::read::Reads;
-use super::{bits, boxed, is_boxed, T};
+use super::word::{bits, boxed, is_boxed, T};
 use rustler::sys::{
     enif_binary_to_term, enif_inspect_binary, enif_make_double, enif_make_int64,
     enif_make_map_from_arrays, enif_make_sub_binary, enif_make_uint64, ErlNifBinary, ErlNifEnv,
@@ -137,7 +137,7 @@ impl SubOfLayout {
             return None;
         }
         Some((
-            super::term(*p.add(self.original)),
+            super::word::term(*p.add(self.original)),
             *p.add(self.offset),
             *p.add(self.size),
         ))
@@ -231,13 +231,13 @@ pub unsafe fn learn(env: *mut ErlNifEnv, reads: &Reads) -> HeldLayouts {
         })
     };
     let text: Vec<u8> = (0..3000u32).map(|i| b'a' + (i % 26) as u8).collect();
-    let big = [200, 1000, 2999].map(|n| super::new_binary(env, &text[..n]));
+    let big = [200, 1000, 2999].map(|n| super::word::new_binary(env, &text[..n]));
     let mut terms = big.to_vec();
     let mut subs: Vec<SubProbe> = Vec::new();
     // Sub-binaries of refc binaries and of heap binaries, at several offsets and sizes.
     let small = [
-        super::new_binary(env, &text[..40]),
-        super::new_binary(env, &text[5..64]),
+        super::word::new_binary(env, &text[..40]),
+        super::word::new_binary(env, &text[5..64]),
     ];
     let origins = [
         (big[0], 3, 100),
@@ -280,8 +280,8 @@ pub unsafe fn learn(env: *mut ErlNifEnv, reads: &Reads) -> HeldLayouts {
         map
     };
     let others = [
-        super::new_binary(env, &text[..5]),
-        super::new_binary(env, &text[..64]),
+        super::word::new_binary(env, &text[..5]),
+        super::word::new_binary(env, &text[..64]),
         enif_make_double(env, 1.5),
         map(3),
         map(40),

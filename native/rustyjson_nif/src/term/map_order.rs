@@ -45,7 +45,7 @@ pub fn learn(env: *mut ErlNifEnv, map: ErlNifTerm, keys: ErlNifTerm) -> Order {
             .all(|(&x, &y)| unsafe { enif_compare(x, y) } == 0)
     };
     let order = match (listed, walked) {
-        _ if super::forced_off() => Order::Unknown,
+        _ if super::word::forced_off() => Order::Unknown,
         (Some(listed), Some(walked)) if listed.len() > 32 && listed.len() == walked.len() => {
             if same(&listed, &mut walked.iter()) {
                 Order::FromHead

@@ -6,7 +6,7 @@
 //! learning takes about a millisecond, too long for a normal scheduler. Should that call not have run, the first
 //! call that needs the layout learns it, on its own scheduler. Each fast path is switched on or off on its own: a
 //! layout no release has shown yet turns off only the paths that depend on it, and the plain erl_nif calls do
-//! that work. Nothing here is assumed of a release, nor of the word size: sizes are counted in [`WORD`]-byte
+//! that work. Nothing here is assumed of a release, nor of the word size: sizes are counted in [`word::WORD`]-byte
 //! words (4 on a 32-bit VM, where small integers have 28 bits and a float takes three words) and every layout is
 //! checked on a 32-bit VM as on a 64-bit one (armv7 under qemu: `make test-armhf`).
 //! `RUSTYJSON_FAST_PATHS=off` in the VM's environment switches every one off (the test suite runs once that way
@@ -20,26 +20,27 @@
 //! - [`map_order`]: the direction in which `maps:to_list/1` lists a hash map (encode).
 //! - [`code`]: whether a module's running code exports a function, asked of the VM's export table (encode's
 //!   derived-struct templates).
+//! - [`word`]: a term's machine word, the primary tags and the learners' probes, which every module above uses
+//!   (it calls none of them back).
 
 pub mod code;
 pub mod hamt;
 pub mod held;
 pub mod map_order;
 pub mod read;
+pub mod word;
 pub mod write;
 
 use rustler::sys::{
-    enif_make_double, enif_make_int64, enif_make_list_cell, enif_make_list_from_array,
-    enif_make_new_binary, enif_thread_type, ErlNifEnv, ErlNifTerm, ERL_NIF_THR_DIRTY_CPU_SCHEDULER,
-    ERL_NIF_THR_DIRTY_IO_SCHEDULER, ERL_NIF_THR_NORMAL_SCHEDULER, ERL_NIF_THR_UNDEFINED,
+    enif_thread_type, ErlNifEnv, ERL_NIF_THR_DIRTY_CPU_SCHEDULER, ERL_NIF_THR_DIRTY_IO_SCHEDULER,
+    ERL_NIF_THR_NORMAL_SCHEDULER, ERL_NIF_THR_UNDEFINED,
 };
 use std::ffi::c_int;
 use std::sync::OnceLock;
+use word::Primary;
 
-type T = ErlNifTerm;
-
-/// The bytes of a machine word: a term's size, and the unit the VM's heaps and term sizes are counted in.
-pub const WORD: usize = std::mem::size_of::<usize>();
+// The words and tags the rest of the crate reads terms by (`crate::term::bits`, ...), defined below the learners.
+pub use word::{bits, forced_off};
 
 /// What was learned of the running VM: one set of facts per fast path, `None` (or off) where they do not hold.
 pub struct Layout {
@@ -75,11 +76,6 @@ pub fn learned_on() -> Option<&'static str> {
         _ => "undefined",
     };
     Some(name)
-}
-
-/// Whether `RUSTYJSON_FAST_PATHS=off` switched every fast path off.
-pub fn forced_off() -> bool {
-    std::env::var("RUSTYJSON_FAST_PATHS").is_ok_and(|v| v.eq_ignore_ascii_case("off"))
 }
 
 #[cold]
@@ -126,28 +122,6 @@ fn learn_facts(env: *mut ErlNifEnv) -> Layout {
     }
 }
 
-/// The primary tags (a term's low two bits) of boxed terms (a pointer to a header word) and of list cells, which
-/// every fast path relies on: learned from a float and a list cell the VM makes, and distinct from each other and
-/// from an immediate's (a small integer's). Every release so far uses 0b10 and 0b01, 32-bit and 64-bit alike.
-#[derive(Clone, Copy)]
-pub struct Primary {
-    pub boxed: usize,
-    pub list: usize,
-}
-
-impl Primary {
-    unsafe fn learn(env: *mut ErlNifEnv) -> Option<Primary> {
-        let nil = enif_make_list_from_array(env, std::ptr::null(), 0);
-        let primary = Primary {
-            boxed: bits(enif_make_double(env, 1.0)) & 0x3,
-            list: bits(enif_make_list_cell(env, nil, nil)) & 0x3,
-        };
-        let immediate = bits(enif_make_int64(env, 0)) & 0x3;
-        (primary.boxed != primary.list && immediate != primary.boxed && immediate != primary.list)
-            .then_some(primary)
-    }
-}
-
 /// Each fast path's state, for `RustyJson.Native.info/0`.
 pub fn fast_paths(env: *mut ErlNifEnv) -> [(&'static str, bool); 13] {
     let layout = layout(env);
@@ -166,41 +140,4 @@ pub fn fast_paths(env: *mut ErlNifEnv) -> [(&'static str, bool); 13] {
         ("map_order", map_order::get() != map_order::Order::Unknown),
         ("code_checks", layout.code.is_some()),
     ]
-}
-
-/// A binary the VM makes holding `bytes` (the learners' probes).
-///
-/// # Safety
-/// `env` must be a live NIF environment.
-unsafe fn new_binary(env: *mut ErlNifEnv, bytes: &[u8]) -> T {
-    let mut t = T::default();
-    let p = enif_make_new_binary(env, bytes.len(), &mut t);
-    std::ptr::copy_nonoverlapping(bytes.as_ptr(), p, bytes.len());
-    t
-}
-
-/// A term's machine word.
-#[inline(always)]
-pub fn bits(t: T) -> usize {
-    // SAFETY: ErlNifTerm is a transparent wrapper of a machine word.
-    unsafe { std::mem::transmute::<T, usize>(t) }
-}
-
-/// The term of a machine word.
-#[inline(always)]
-pub fn term(w: usize) -> T {
-    // SAFETY: a machine word.
-    unsafe { std::mem::transmute::<usize, T>(w) }
-}
-
-/// Whether `t` is boxed, `tag` being the boxed primary tag ([`Primary`]).
-#[inline(always)]
-fn is_boxed(t: T, tag: usize) -> bool {
-    bits(t) & 0x3 == tag
-}
-
-/// The words of a boxed term whose primary tag is `tag`.
-#[inline(always)]
-fn boxed(t: T, tag: usize) -> *mut usize {
-    (bits(t) - tag) as *mut usize
 }

@@ -4,7 +4,7 @@
 //! false (or, for heap binaries, [`Reads::heap_binaries`]), every read says "no", and the erl_nif calls do the
 //! work.
 
-use super::{bits, boxed, is_boxed, T};
+use super::word::{bits, boxed, is_boxed, T};
 use rustler::sys::{
     enif_binary_to_term, enif_inspect_binary, enif_make_atom_len, enif_make_double,
     enif_make_int64, enif_make_list_cell, enif_make_list_from_array, enif_make_map_from_arrays,
@@ -107,7 +107,7 @@ impl Reads {
             if *p != self.flatmap_header {
                 return None;
             }
-            let keys_tuple = boxed(super::term(*p.add(2)), self.boxed_tag);
+            let keys_tuple = boxed(super::word::term(*p.add(2)), self.boxed_tag);
             Some((
                 keys_tuple.add(1) as *const T,
                 p.add(3) as *const T,
@@ -170,7 +170,7 @@ impl Reads {
     ///
     /// # Safety
     /// `env` must be a live NIF environment.
-    pub unsafe fn learn(env: *mut ErlNifEnv, primary: super::Primary) -> Reads {
+    pub unsafe fn learn(env: *mut ErlNifEnv, primary: super::word::Primary) -> Reads {
         let zero = bits(enif_make_int64(env, 0));
         let one = bits(enif_make_int64(env, 1));
         let step = one.wrapping_sub(zero);
@@ -239,7 +239,7 @@ impl Reads {
 /// three bits do not read as heap binaries, or read as the same bytes as erl_nif gives.
 unsafe fn learn_heap_binaries(env: *mut ErlNifEnv, r: &Reads) -> Option<(usize, u32)> {
     let text: Vec<u8> = (0..200u8).map(|i| b'x'.wrapping_add(i)).collect();
-    let make = |len: usize| super::new_binary(env, &text[..len]);
+    let make = |len: usize| super::word::new_binary(env, &text[..len]);
     let inspect = |t: T| {
         let mut bin = MaybeUninit::<ErlNifBinary>::uninit();
         (enif_inspect_binary(env, t, bin.as_mut_ptr()) != 0).then(|| {
@@ -307,7 +307,7 @@ unsafe fn learn_flatmap(env: *mut ErlNifEnv, r: &Reads) -> usize {
     };
     let word = |t: T, i: usize| *boxed(t, r.boxed_tag).add(i);
     let header = word(one, 0);
-    let keys_term = super::term(word(three, 2));
+    let keys_term = super::word::term(word(three, 2));
     if header == 0
         || word(three, 0) != header
         || word(big, 0) == header

@@ -15,7 +15,7 @@
 //! learned from terms the running VM makes, and terms written here are checked to be identical to the VM's, each
 //! kind on its own; where one differs, that kind is left to erl_nif.
 
-use super::{bits, boxed, is_boxed, T, WORD};
+use super::word::{bits, boxed, is_boxed, T, WORD};
 use rustler::sys::{
     enif_get_double, enif_get_map_size, enif_get_map_value, enif_inspect_binary, enif_is_identical,
     enif_make_double, enif_make_int64, enif_make_map_from_arrays, enif_make_sub_binary,
@@ -197,7 +197,7 @@ impl Writes {
     /// The boxed term of words at `p`.
     #[inline(always)]
     fn boxed_term(&self, p: *mut usize) -> T {
-        super::term(p as usize + self.boxed_tag)
+        super::word::term(p as usize + self.boxed_tag)
     }
 
     /// A tuple of `n` elements in `arena`, and where its elements go (the caller writes all `n`).
@@ -286,14 +286,14 @@ impl Writes {
         // The value's bits, sign included, are the word's above the tag.
         let unused = 64 - usize::BITS + shift;
         let fits = (value << unused) >> unused == value;
-        fits.then(|| super::term(((value << shift) as usize) | tag))
+        fits.then(|| super::word::term(((value << shift) as usize) | tag))
     }
 
     /// Learns each layout from terms the VM makes and checks terms written with it against the VM's.
     ///
     /// # Safety
     /// `env` must be a live NIF environment.
-    pub unsafe fn learn(env: *mut ErlNifEnv, primary: super::Primary) -> Writes {
+    pub unsafe fn learn(env: *mut ErlNifEnv, primary: super::word::Primary) -> Writes {
         let mut w = Writes {
             boxed_tag: primary.boxed,
             ..Writes::OFF
@@ -303,7 +303,7 @@ impl Writes {
         if w.tuple_header.is_none() {
             return w;
         }
-        // An immediate ([`super::Primary`] checked it is not boxed) to fill fresh blocks with.
+        // An immediate ([`super::word::Primary`] checked it is not boxed) to fill fresh blocks with.
         w.block_fills = vec![enif_make_int64(env, 0); BLOCK_MAX];
         w.env_heap = env_heap::learn(env, &w);
         w.heap_binaries = learn_heap_binaries(env, &w);
@@ -387,7 +387,7 @@ unsafe fn learn_tuple_header(env: *mut ErlNifEnv, w: &Writes) -> Option<(usize, 
 
 unsafe fn learn_heap_binaries(env: *mut ErlNifEnv, w: &Writes) -> Option<HeapBinaries> {
     let text = b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.,";
-    let make = |len: usize| super::new_binary(env, &text[..len]);
+    let make = |len: usize| super::word::new_binary(env, &text[..len]);
     // One header per data-word count; the size word of 8 bytes gives the unit (8: bytes, 64: bits).
     let mut headers = [0; HEAP_BIN_MAX / WORD + 1];
     for (words, header) in headers.iter_mut().enumerate() {
@@ -447,7 +447,7 @@ unsafe fn learn_heap_binaries(env: *mut ErlNifEnv, w: &Writes) -> Option<HeapBin
 /// `enif_make_sub_binary` makes is a heap binary with its bytes (the layout just learned), else 0.
 unsafe fn learn_sub_copies(env: *mut ErlNifEnv, w: &Writes, layout: &HeapBinaries) -> usize {
     let long: Vec<u8> = (0..=255).collect();
-    let whole = super::new_binary(env, &long);
+    let whole = super::word::new_binary(env, &long);
     let copies = (1..=HEAP_BIN_MAX).all(|len| {
         let start = len * 3 % 100;
         let t = enif_make_sub_binary(env, whole, start, len);
@@ -468,7 +468,7 @@ unsafe fn learn_sub_copies(env: *mut ErlNifEnv, w: &Writes, layout: &HeapBinarie
 /// maps written with it of every size from 1 to 32 keys are identical to the VM's (keys "k00".."k31", in order).
 unsafe fn learn_flat_maps(env: *mut ErlNifEnv, w: &Writes) -> Option<usize> {
     let keys: Vec<T> = (0..FLATMAP_MAX)
-        .map(|i| super::new_binary(env, format!("k{i:02}").as_bytes()))
+        .map(|i| super::word::new_binary(env, format!("k{i:02}").as_bytes()))
         .collect();
     let values: Vec<T> = (0..FLATMAP_MAX as i64)
         .map(|i| enif_make_int64(env, -i))
@@ -484,7 +484,7 @@ unsafe fn learn_flat_maps(env: *mut ErlNifEnv, w: &Writes) -> Option<usize> {
     }
     let header = *boxed(one, w.boxed_tag);
     let p = boxed(three, w.boxed_tag);
-    let kt = super::term(*p.add(2));
+    let kt = super::word::term(*p.add(2));
     if *p != header
         || *p.add(1) != 3
         || (0..3).any(|i| bits(*(p.add(3 + i) as *const T)) != bits(values[i]))
