@@ -6,16 +6,25 @@ defmodule RustyJson.EncoderPlainResultsTest do
   alias RustyJson.Test.{BadIodata, Returns}
   alias RustyJson.Test.PlainMoney, as: Money
 
+  # The JSON of the map `Money`'s implementation returns, its keys in the running VM's `Map.to_list/1` order
+  # (Jason's; from OTP 26 atom keys are ordered by atom index).
+  defp money(amount, currency) do
+    %{amount: amount, currency: currency}
+    |> Map.to_list()
+    |> Enum.map_join(",", fn
+      {:amount, a} -> ~s("amount":#{a})
+      {:currency, c} -> ~s("currency":"#{c}")
+    end)
+    |> then(&"{#{&1}}")
+  end
+
   describe "an implementation returning a plain term" do
     test "a map is encoded as 0.3.10 documents" do
-      assert RustyJson.encode!(%Money{amount: 42, currency: :USD}) ==
-               ~s({"amount":42,"currency":"USD"})
-
-      assert RustyJson.encode!([%Money{amount: 1, currency: :EUR}]) ==
-               ~s([{"amount":1,"currency":"EUR"}])
+      assert RustyJson.encode!(%Money{amount: 42, currency: :USD}) == money(42, "USD")
+      assert RustyJson.encode!([%Money{amount: 1, currency: :EUR}]) == "[#{money(1, "EUR")}]"
 
       assert RustyJson.encode!(%{m: %Money{amount: 1, currency: :EUR}}, pretty: true) ==
-               "{\n  \"m\": {\n    \"amount\": 1,\n    \"currency\": \"EUR\"\n  }\n}"
+               RustyJson.Formatter.pretty_print(~s({"m":#{money(1, "EUR")}}))
     end
 
     test "the call's options hold in what is encoded again" do
@@ -35,7 +44,7 @@ defmodule RustyJson.EncoderPlainResultsTest do
             {1.5, "1.5"},
             {nil, "null"},
             {true, "true"},
-            {%{x: [%Money{amount: 1, currency: :E}]}, ~s({"x":[{"amount":1,"currency":"E"}]})}
+            {%{x: [%Money{amount: 1, currency: :E}]}, ~s({"x":[#{money(1, "E")}]})}
           ] do
         assert RustyJson.encode!(%{a: %Returns{value: value}}) == ~s({"a":#{json}}),
                inspect(value)
