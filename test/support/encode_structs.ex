@@ -162,3 +162,11 @@ defmodule RustyJson.Test.Plain do
   # No RustyJson.Encoder implementation: RustyJson 0.3's `protocol: false` writes it as a map.
   defstruct a: 1, b: "x"
 end
+
+defmodule RustyJson.Test.Churned do
+  @moduledoc false
+  # Only test/rusty_json/structs_reload_concurrent_test.exs uses it: loaded there again and again in other forms
+  # while other processes encode it. This one (on disk) is what its implementation comes back as once purged.
+  @derive {RustyJson.Encoder, only: [:name]}
+  defstruct [:id, :name, :extra]
+end
