@@ -77,7 +77,7 @@ defmodule RustyJson.Encoder.Templates do
 
     # `apply/3`: only derived implementations define `__template__/0`, and the type checker (Elixir 1.19+), which
     # does not follow the `function_exported?/3` guard, would flag the call on every other implementation module.
-    if is_atom(impl) and function_exported?(impl, :__template__, 0) do
+    if function_exported?(impl, :__template__, 0) do
       case apply(impl, :__template__, []) do
         {_, _, _, id} = template when is_integer(id) -> {:ok, template}
         _ -> :error
