@@ -34,7 +34,7 @@ defmodule RustyJson.StructsReloadConcurrentTest do
 
   setup_all do
     {@protocol, loaded, _path} = :code.get_object_code(@protocol)
-    ebin = :code.lib_dir(:rusty_json, :ebin)
+    ebin = Application.app_dir(:rusty_json, "ebin")
     plain = File.read!(Path.join(ebin, "#{@protocol}.beam"))
 
     consolidated =
