@@ -6,6 +6,7 @@ defmodule RustyJson.Encode do
   """
 
   alias RustyJson.{EncodeDecimal, EncodeError, EncodeOptions, Fragment, Native, OrderedObject}
+  alias RustyJson.Encoder.Templates
 
   @typedoc "Encoder options as `RustyJson.Encoder.encode/2` receives them (or encode options, as a keyword list or map)."
   @type opts :: EncodeOptions.t() | keyword() | map()
@@ -173,24 +174,12 @@ defmodule RustyJson.Encode do
   def result({:error, :elixir}, term, opts), do: run_resolved(term, opts)
   def result({:error, reason}, _term, _opts), do: failure(reason)
 
-  # Written from templates the NIF could not check (the VM does not tell it which code is loaded: OTP 29,
-  # Windows): taken if every implementation that registered them is still loaded; else their templates are
-  # forgotten and the term is encoded again (those structs then go through the protocol).
-  def result({:templates, implementations, result}, term, opts) do
-    if forgot_stale?(implementations),
-      do: result(Native.encode(term, opts), term, opts),
-      else: result(result, term, opts)
-  end
-
-  # Whether any of these implementations is no longer loaded; their templates are then forgotten.
-  defp forgot_stale?(implementations) do
-    case Enum.reject(implementations, &function_exported?(&1, :__template__, 0)) do
-      [] ->
-        false
-
-      gone ->
-        Native.forget_templates(gone)
-        true
+  # Written from derived structs' templates: taken if each is the template of what the protocol dispatches its
+  # struct to now; else those are forgotten and the term is encoded again (`RustyJson.Encoder.Templates`).
+  def result({:templates, used, result}, term, opts) do
+    case Templates.stale(used) do
+      [] -> result(result, term, opts)
+      _stale -> result(Native.encode(term, opts), term, opts)
     end
   end
 
@@ -204,10 +193,11 @@ defmodule RustyJson.Encode do
 
   defp resolved_result(json, _term, _opts) when is_binary(json), do: {:ok, json}
 
-  defp resolved_result({:templates, implementations, inner}, term, opts) do
-    if forgot_stale?(implementations),
-      do: run_resolved(term, opts),
-      else: resolved_result(inner, term, opts)
+  defp resolved_result({:templates, used, inner}, term, opts) do
+    case Templates.stale(used) do
+      [] -> resolved_result(inner, term, opts)
+      _stale -> run_resolved(term, opts)
+    end
   end
 
   defp resolved_result({:error, :elixir}, term, _opts),
@@ -324,29 +314,10 @@ defmodule RustyJson.Encode do
         {value(struct, opts), registered}
 
       _ ->
-        case register(struct) do
+        case Templates.register(struct) do
           {:ok, _fields} -> {value(struct, opts), Map.put(registered, module, map_size(struct))}
           :error -> {implementation_result(struct, opts), registered}
         end
-    end
-  end
-
-  # Registers the template of a derived struct's module with the NIF (then it writes such structs itself).
-  # `{:ok, written fields}` when the NIF can now write `struct`.
-  defp register(%module{} = struct) do
-    impl = RustyJson.Encoder.impl_for(struct)
-
-    # `apply/3`: only derived implementations define `__template__/0`, and Elixir 1.20's type checker, which does
-    # not follow the `function_exported?/3` guard, would flag the call on every other implementation module.
-    with true <- function_exported?(impl, :__template__, 0),
-         {all_keys, fields, keys} <- apply(impl, :__template__, []),
-         :ok <- Native.register_template(module, impl, all_keys, fields, keys),
-         # A map that is not the struct's shape stays with the protocol (the NIF would leave it again).
-         true <-
-           map_size(struct) == length(all_keys) and Enum.all?(fields, &is_map_key(struct, &1)) do
-      {:ok, fields}
-    else
-      _ -> :error
     end
   end
 
@@ -503,7 +474,7 @@ defmodule RustyJson.Encode do
   end
 
   defp resolve_protocol_struct(%module{} = struct, opts) do
-    case register(struct) do
+    case Templates.register(struct) do
       {:ok, fields} ->
         Enum.reduce(fields, struct, fn field, acc ->
           Map.update!(acc, field, &resolve(&1, opts))

@@ -73,30 +73,26 @@ defimpl RustyJson.Encoder, for: Any do
     opts_var = Macro.var(:opts, __MODULE__)
     pattern = Enum.zip(fields, vars)
     body = RustyJson.Encoder.Derive.struct_body(keys, vars, opts_var)
+    template = RustyJson.Encoder.Templates.template(all_keys, fields, keys)
 
     quote do
       defimpl RustyJson.Encoder, for: unquote(module) do
         @doc false
         # The compiled template the NIF writes this struct from: the struct's keys, the written fields in order,
-        # and their keys as written.
-        def __template__, do: {unquote(all_keys), unquote(fields), unquote(keys)}
+        # their keys as written, and the id of these contents (`RustyJson.Encoder.Templates`).
+        def __template__, do: unquote(Macro.escape(template))
 
-        # When this module is loaded again (code reloading in development), the NIF's copy of the template is
-        # replaced. Only when the NIF is already loaded: on_load must not load other modules (embedded mode).
+        # When this module is loaded again (code reloading in development), the NIF has its template at once
+        # (encodes check what they used against the protocol's dispatch either way). Only when the NIF is already
+        # loaded: on_load must not load other modules (embedded mode).
         @on_load :__rusty_json_reload__
         @doc false
         def __rusty_json_reload__ do
           if :erlang.module_loaded(RustyJson.Native) do
-            {all_keys, fields, keys} = __template__()
+            {all_keys, fields, keys, id} = __template__()
 
             try do
-              RustyJson.Native.register_template(
-                unquote(module),
-                __MODULE__,
-                all_keys,
-                fields,
-                keys
-              )
+              RustyJson.Native.register_template(unquote(module), id, all_keys, fields, keys)
             catch
               _, _ -> :ok
             end

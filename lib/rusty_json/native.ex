@@ -110,12 +110,8 @@ defmodule RustyJson.Native do
   kept only if it reads every probe as `enif_inspect_binary` does), `sub_binary_reads` (sub-binaries among them:
   from OTP 27 directly; before, through the original binary they name, learned and checked the same way; one
   being appended to still goes through erl_nif), `hash_map_reads` (maps of more than 32 keys the encoder reads
-  from their tries, not through the NIF iterator), `map_order` (the direction in which the VM lists maps of more
-  than 32 keys) and `code_checks` (the VM's own export lookup, `erts_find_function`, found by name and kept only
-  if it answers probes as `function_exported/3` does: with it the encoder checks, as it writes a derived struct
-  from its template, that the implementation that registered the template is the loaded one; without it (OTP 29,
-  whose VM exports only erl_nif's API, and Windows) the encode reports the implementations it used and Elixir
-  checks them). A path whose layout does not hold is off, and the plain erl_nif calls do its work.
+  from their tries, not through the NIF iterator), and `map_order` (the direction in which the VM lists maps of more
+  than 32 keys). A path whose layout does not hold is off, and the plain erl_nif calls do its work.
   `RUSTYJSON_FAST_PATHS=off` in the VM's environment switches them all off.
 
   It also gives `max_term_bytes`, the ceiling on a decoded term's memory (a decode past it is a
@@ -187,12 +183,12 @@ defmodule RustyJson.Native do
   def rewrite_dirty(_text, _opts), do: not_loaded()
 
   @doc false
-  # A derived struct's template, registered by its implementation module `impl`.
-  def register_template(_module, _impl, _all_keys, _fields, _keys), do: not_loaded()
+  # A derived struct's template and its id (`RustyJson.Encoder.Templates`).
+  def register_template(_module, _id, _all_keys, _fields, _keys), do: not_loaded()
 
   @doc false
-  # Forgets the templates registered by these implementation modules (no longer loaded: `RustyJson.Encode`).
-  def forget_templates(_implementations), do: not_loaded()
+  # Forgets the templates of these `{module, id}` pairs (stale: `RustyJson.Encoder.Templates`).
+  def forget_templates(_used), do: not_loaded()
 
   @doc false
   def allocator_reset_peak, do: not_loaded()

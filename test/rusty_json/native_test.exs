@@ -29,11 +29,7 @@ defmodule RustyJson.NativeTest do
     info = RustyJson.Native.info()
     assert info.otp_release == List.to_string(:erlang.system_info(:otp_release))
     on? = System.get_env("RUSTYJSON_FAST_PATHS") != "off"
-
-    # `code_checks` needs the VM to export its export lookup (OTP 29 does not): structs_reload_test.exs.
-    {code_checks, paths} = Map.pop!(info.fast_paths, :code_checks)
-    assert paths == Map.new(@fast_paths, &{&1, on?})
-    assert is_boolean(code_checks) and (on? or not code_checks)
+    assert info.fast_paths == Map.new(@fast_paths, &{&1, on?})
   end
 
   test "loading learns the term layout on a dirty CPU scheduler, before any call needs it" do
@@ -74,7 +70,7 @@ defmodule RustyJson.NativeTest do
     end
 
     {off, decoded, encoded, round_trip} = run.("off")
-    assert off == Map.new([:code_checks | @fast_paths], &{&1, false})
+    assert off == Map.new(@fast_paths, &{&1, false})
     {_, ^decoded, ^encoded, ^round_trip} = run.("on")
     assert [%{"id" => 1, "n" => 12_345_678_901_234_567_890} | _] = decoded
     assert [big, big] = round_trip

@@ -182,3 +182,11 @@ defmodule RustyJson.Test.Returns do
     def encode(%{value: value}, _opts), do: value
   end
 end
+
+defmodule RustyJson.Test.Churned do
+  @moduledoc false
+  # Only test/rusty_json/structs_reload_concurrent_test.exs uses it: loaded there again and again in other forms
+  # while other processes encode it. This one (on disk) is what its implementation comes back as once purged.
+  @derive {RustyJson.Encoder, only: [:name]}
+  defstruct [:id, :name, :extra]
+end

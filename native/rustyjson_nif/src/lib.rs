@@ -37,25 +37,24 @@ fn gzip<'a>(env: Env<'a>, input: Term<'a>, level: u32) -> rustler::NifResult<Ter
     gzip::gzip(env, input, level)
 }
 
-/// Registers a derived struct's template (`RustyJson.Encoder` derive): module, the implementation module that
-/// made it, the struct's keys, written fields and keys.
+/// Registers a derived struct's template (`RustyJson.Encoder` derive): module, the id of the template's contents,
+/// the struct's keys, written fields and keys.
 #[rustler::nif]
 fn register_template<'a>(
     env: Env<'a>,
     module: Term<'a>,
-    implementation: Term<'a>,
+    id: Term<'a>,
     all_keys: Term<'a>,
     fields: Term<'a>,
     keys: Term<'a>,
 ) -> Term<'a> {
-    encode::register_template(env, module, implementation, all_keys, fields, keys)
+    encode::register_template(env, module, id, all_keys, fields, keys)
 }
 
-/// Forgets the templates registered by implementation modules that are no longer loaded (where the VM cannot be
-/// asked, Elixir finds them: `encode/templates.rs`).
+/// Forgets the templates of `{module, id}` pairs Elixir found stale (`encode/templates.rs`).
 #[rustler::nif]
-fn forget_templates<'a>(env: Env<'a>, implementations: Term<'a>) -> Term<'a> {
-    encode::forget_templates(env, implementations)
+fn forget_templates<'a>(env: Env<'a>, used: Term<'a>) -> Term<'a> {
+    encode::forget_templates(env, used)
 }
 
 /// `RustyJson.Formatter`: lays out a JSON binary with `indent`, `line`, `record` and `after_colon` (binaries) in at

@@ -95,8 +95,8 @@ pub(super) fn run<'a>(
     let mut walker = Walker::new(env, &options, normal);
     let root = term.as_c_arg();
     let mut resumed = false;
-    // The implementations the earlier slices' templates came from (`templates::reported`).
-    let mut carried_implementations = Vec::new();
+    // The templates the earlier slices wrote from (`templates::reported`).
+    let mut carried_templates = Vec::new();
     // The output length the slice started from: a slice that ends with no more made no progress.
     let mut resumed_len = None;
     if let Some(at) = resume {
@@ -105,8 +105,8 @@ pub(super) fn run<'a>(
             .decode::<ResourceArc<Partial>>()
             .ok()
             .and_then(|p| p.0.lock().ok()?.take());
-        if let Some((storage, len, implementations)) = taken {
-            carried_implementations = implementations;
+        if let Some((storage, len, used)) = taken {
+            carried_templates = used;
             // SAFETY: the storage holds `len` written bytes in an allocated binary of `bin.size` bytes.
             out = unsafe {
                 let (data, cap) = (storage.bin.data, storage.bin.size);
@@ -164,14 +164,12 @@ pub(super) fn run<'a>(
     match result {
         Ok(()) if has_holes => {
             let holes = std::mem::take(&mut walker.holes);
-            let reported =
-                walker.implementations_to_report(std::mem::take(&mut carried_implementations));
+            let reported = walker.templates_to_report(std::mem::take(&mut carried_templates));
             drop(walker);
             templates::reported(env, finish_holes(env, out, &holes), reported)
         }
         Ok(()) => {
-            let reported =
-                walker.implementations_to_report(std::mem::take(&mut carried_implementations));
+            let reported = walker.templates_to_report(std::mem::take(&mut carried_templates));
             drop(walker);
             templates::reported(env, finish(env, out), reported)
         }
@@ -183,8 +181,7 @@ pub(super) fn run<'a>(
             let carried = !(walker.restart || options.strict || options.sort || has_holes);
             let checkpoint = carried.then(|| walker.checkpoint());
             let mark_len = walker.mark.len;
-            let implementations =
-                walker.implementations_to_report(std::mem::take(&mut carried_implementations));
+            let used = walker.templates_to_report(std::mem::take(&mut carried_templates));
             drop(walker);
             let checkpoint = checkpoint.filter(|c| c.frames.is_some() && c.depth > 0);
             let progressed = resumed_len.is_none_or(|len| mark_len > len);
@@ -195,7 +192,7 @@ pub(super) fn run<'a>(
             let args: Vec<ErlNifTerm> = if let Some((frames, depth, rewalk)) = carried {
                 out.truncate(mark_len);
                 let (storage, len) = detach(out);
-                let carried = (storage, len, implementations);
+                let carried = (storage, len, used);
                 let partial = ResourceArc::new(Partial(Mutex::new(Some(carried))));
                 vec![
                     term.as_c_arg(),
@@ -238,9 +235,9 @@ const LAYOUT_NORMAL_MAX: usize = 4096;
 /// count against the process's binary heap and can trigger a garbage collection of the caller on the way).
 struct Partial(Mutex<Option<Carried>>);
 
-/// What a checkpoint carries: the output so far, its length, and the implementations whose templates the earlier
-/// slices wrote from (reported with the result where the VM cannot be asked: `templates::reported`).
-type Carried = (BinStorage, usize, Vec<ErlNifTerm>);
+/// What a checkpoint carries: the output so far, its length, and the `{module, id}` of the templates the earlier
+/// slices wrote from (reported with the result: `templates::reported`).
+type Carried = (BinStorage, usize, Vec<(ErlNifTerm, u64)>);
 
 #[rustler::resource_impl]
 impl rustler::Resource for Partial {}

@@ -13,7 +13,7 @@ use rustler::sys::{
 use super::atoms;
 use super::budget::{BYTES_PER_UNIT_SHIFT, CHECK_EVERY};
 use super::output::Out;
-use super::templates::{self, template, Template};
+use super::templates::{template, Template};
 use super::walker::{Fail, Frame, Walker};
 
 /// Fragments of iolists with more list cells than this are written by Elixir (a hole).
@@ -146,19 +146,16 @@ impl<'o> Walker<'o> {
         Ok(())
     }
 
-    /// The implementations whose templates this encode wrote from, with those of its earlier slices (`carried`),
-    /// where the VM cannot be asked whether they are still loaded (`templates::reported`): empty elsewhere.
-    pub(super) fn implementations_to_report(
+    /// The `{module, id}` of each template this encode wrote from, with those of its earlier slices (`carried`):
+    /// reported with the result for Elixir to check (`templates::reported`).
+    pub(super) fn templates_to_report(
         &self,
-        mut carried: Vec<ErlNifTerm>,
-    ) -> Vec<ErlNifTerm> {
-        if (self.templates.is_empty() && carried.is_empty()) || templates::checked(self.env) {
-            return Vec::new();
-        }
-        for (_, template) in &self.templates {
-            let implementation = template.implementation;
-            if !carried.contains(&implementation) {
-                carried.push(implementation);
+        mut carried: Vec<(ErlNifTerm, u64)>,
+    ) -> Vec<(ErlNifTerm, u64)> {
+        for (module, template) in &self.templates {
+            let used = (*module, template.id);
+            if !carried.contains(&used) {
+                carried.push(used);
             }
         }
         carried
@@ -169,7 +166,7 @@ impl<'o> Walker<'o> {
         if let Some((_, t)) = self.templates.iter().find(|(m, _)| *m == module) {
             return Some(t.clone());
         }
-        let found = template(self.env, module)?.for_walk(self.sort);
+        let found = template(module)?.for_walk(self.sort);
         self.templates.push((module, found.clone()));
         Some(found)
     }

@@ -1,22 +1,20 @@
 //! Derived structs' compiled templates: the global registry Elixir fills (`register_template`) and the walk reads.
 //!
-//! A template is used only while the implementation that registered it is the loaded one: its module's running
-//! code still exports `__template__/0`. Where the VM can be asked (`term::code`), that is checked once per module
-//! per walk, and a custom `defimpl` loaded over a derived one, or the implementation deleted, makes the struct a
-//! hole that Elixir writes through the protocol. Where it cannot (OTP 29 exports nothing but erl_nif's API;
-//! Windows), the encode's result comes with the implementations it used (`reported`): Elixir checks them
-//! (`function_exported/3`), forgets the templates of those no longer loaded (`forget_templates`) and encodes
-//! again. A derived implementation loaded again registers its own template when it loads (`@on_load`).
+//! Which template a struct of a module should be written from is the protocol's dispatch in the running code
+//! (consolidated or not; derived again, custom, purged), which a NIF cannot see: erl_nif tells it nothing about
+//! loaded code. So every result written from templates comes with the `{module, id}` of each one it used
+//! (`reported`), the id a hash of the template's contents; Elixir compares them with the template of what the
+//! protocol dispatches to now (`RustyJson.Encoder.Templates`), forgets the stale ones (`forget_templates`) and
+//! encodes again. Registrations may race with module loads in any order: a stale one costs an encode, never the
+//! output.
 
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 
-use rustler::sys::{ErlNifEnv, ErlNifTerm};
+use rustler::sys::ErlNifTerm;
 use rustler::{Encoder, Env, Term};
 
-use crate::term;
-
-rustler::atoms! { __template__, templates }
+rustler::atoms! { templates }
 
 /// A derived struct's compiled template: the fields it writes (in order), each one's key as written (`"name"`,
 /// escaped at compile time), its index among the struct's sorted keys (where a flat map holds its value), and the
@@ -29,8 +27,8 @@ pub struct Template {
     /// The same template with its fields in their keys' byte order (`sort_keys: true`), built once at
     /// registration so a sorted walk reads a template as any walk does. `None` in the sorted template itself.
     pub(super) sorted: Option<Arc<Template>>,
-    /// The implementation module that registered it (`RustyJson.Encoder.<Struct>`, an atom).
-    pub(super) implementation: ErlNifTerm,
+    /// The id of its contents (`RustyJson.Encoder.Templates.template/3`), reported with every result it wrote.
+    pub(super) id: u64,
 }
 
 impl Template {
@@ -46,29 +44,27 @@ impl Template {
 /// Templates by module atom (atoms are never freed, so their terms are valid in any environment, forever).
 static TEMPLATES: RwLock<Option<HashMap<ErlNifTerm, Arc<Template>>>> = RwLock::new(None);
 
-/// Registers `module`'s template made by the implementation module `implementation`: `all_keys` the struct's keys
-/// as `Map.keys/1` lists them, `fields` the written fields in order, `keys` their written keys.
+/// Registers `module`'s template of id `id`: `all_keys` the struct's keys as `Map.keys/1` lists them, `fields` the
+/// written fields in order, `keys` their written keys. It replaces any other: a stale one is found by the
+/// check after the encode that uses it.
 pub fn register_template<'a>(
     env: Env<'a>,
     module: Term<'a>,
-    implementation: Term<'a>,
+    id: Term<'a>,
     all_keys: Term<'a>,
     fields: Term<'a>,
     keys: Term<'a>,
 ) -> Term<'a> {
     let badarg = || rustler::types::atom::badarg().encode(env);
-    let (Ok(all), Ok(fields), Ok(keys)) = (
+    let (Ok(id), Ok(all), Ok(fields), Ok(keys)) = (
+        id.decode::<u64>(),
         all_keys.decode::<Vec<Term>>(),
         fields.decode::<Vec<Term>>(),
         keys.decode::<Vec<rustler::Binary>>(),
     ) else {
         return badarg();
     };
-    if !module.is_atom()
-        || !implementation.is_atom()
-        || fields.len() != keys.len()
-        || fields.iter().any(|f| !f.is_atom())
-    {
+    if !module.is_atom() || fields.len() != keys.len() || fields.iter().any(|f| !f.is_atom()) {
         return badarg();
     }
     let index = fields
@@ -93,7 +89,7 @@ pub fn register_template<'a>(
         index: order.iter().map(|&i| index[i]).collect(),
         size: all.len(),
         sorted: None,
-        implementation: implementation.as_c_arg(),
+        id,
     };
     let template = Template {
         fields,
@@ -101,7 +97,7 @@ pub fn register_template<'a>(
         index,
         size: all.len(),
         sorted: Some(Arc::new(sorted)),
-        implementation: implementation.as_c_arg(),
+        id,
     };
     // (A poisoned lock still holds a consistent table: inserts are the only writes.)
     TEMPLATES
@@ -112,61 +108,49 @@ pub fn register_template<'a>(
     rustler::types::atom::ok().encode(env)
 }
 
-/// Whether the VM can be asked which implementation is loaded (`term::code`): then every template used is checked.
-pub(super) fn checked(env: *mut ErlNifEnv) -> bool {
-    term::layout(env).code.is_some()
-}
-
-/// `result` of an encode, or `{:templates, implementations, result}` when it wrote from templates the VM could not
-/// check: Elixir checks them before it takes the result (`RustyJson.Encode.result/3`).
+/// `result` of an encode, or `{:templates, [{module, id}], result}` when it wrote from templates: Elixir checks
+/// them against the protocol's dispatch before it takes the result (`RustyJson.Encode.result/3`).
 pub(super) fn reported<'a>(
     env: Env<'a>,
     result: Term<'a>,
-    implementations: Vec<ErlNifTerm>,
+    used: Vec<(ErlNifTerm, u64)>,
 ) -> Term<'a> {
-    if implementations.is_empty() {
+    if used.is_empty() {
         return result;
     }
-    let list: Vec<Term<'a>> = implementations
+    let list: Vec<Term<'a>> = used
         .into_iter()
-        .map(|i| unsafe { Term::new(env, i) })
+        // SAFETY: module atoms are valid in every environment.
+        .map(|(module, id)| (unsafe { Term::new(env, module) }, id).encode(env))
         .collect();
     (templates(), list, result).encode(env)
 }
 
-/// Forgets the templates registered by the implementation modules `implementations` (no longer loaded).
-pub fn forget_templates<'a>(env: Env<'a>, implementations: Term<'a>) -> Term<'a> {
-    let Ok(implementations) = implementations.decode::<Vec<Term>>() else {
+/// Forgets the templates of the `{module, id}` pairs `used` (stale), unless another was registered since.
+pub fn forget_templates<'a>(env: Env<'a>, used: Term<'a>) -> Term<'a> {
+    let Ok(used) = used.decode::<Vec<(Term, u64)>>() else {
         return rustler::types::atom::badarg().encode(env);
     };
-    let gone: Vec<ErlNifTerm> = implementations.iter().map(|i| i.as_c_arg()).collect();
     if let Some(table) = TEMPLATES
         .write()
         .unwrap_or_else(|e| e.into_inner())
         .as_mut()
     {
-        table.retain(|_, t| !gone.contains(&t.implementation));
+        for (module, id) in used {
+            if table.get(&module.as_c_arg()).is_some_and(|t| t.id == id) {
+                table.remove(&module.as_c_arg());
+            }
+        }
     }
     rustler::types::atom::ok().encode(env)
 }
 
-/// `module`'s template, if one is registered and the implementation that registered it is the loaded one.
-pub(super) fn template(env: *mut ErlNifEnv, module: ErlNifTerm) -> Option<Arc<Template>> {
-    let template = TEMPLATES
+/// `module`'s template, if one is registered.
+pub(super) fn template(module: ErlNifTerm) -> Option<Arc<Template>> {
+    TEMPLATES
         .read()
         .unwrap_or_else(|e| e.into_inner())
         .as_ref()?
         .get(&module)
-        .cloned()?;
-    current(env, &template).then_some(template)
-}
-
-/// Whether `template`'s implementation is loaded: its running code exports `__template__/0` (a custom
-/// implementation does not; a deleted module exports nothing). False where the VM cannot be asked.
-fn current(env: *mut ErlNifEnv, template: &Template) -> bool {
-    let Some(code) = &term::layout(env).code else {
-        // Elixir checks it after the walk (`reported`).
-        return true;
-    };
-    code.exported(template.implementation, __template__().as_c_arg(), 0) == Some(true)
+        .cloned()
 }

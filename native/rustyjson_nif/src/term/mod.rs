@@ -18,12 +18,9 @@
 //! - [`hamt`]: hash maps of 33-256 keys written from the trie the VM built for the same keys (decode), and hash
 //!   maps' pairs read from their tries (encode).
 //! - [`map_order`]: the direction in which `maps:to_list/1` lists a hash map (encode).
-//! - [`code`]: whether a module's running code exports a function, asked of the VM's export table (encode's
-//!   derived-struct templates).
 //! - [`word`]: a term's machine word, the primary tags and the learners' probes, which every module above uses
 //!   (it calls none of them back).
 
-pub mod code;
 pub mod hamt;
 pub mod held;
 pub mod map_order;
@@ -54,8 +51,6 @@ pub struct Layout {
     /// The same tags when hash maps are read from their tries ([`hamt::read_pairs`], encode); `None`: through
     /// the NIF iterator.
     pub hash_map_reads: Option<hamt::Tags>,
-    /// The VM's export lookup (`code`); `None`: the encoder uses no derived-struct template.
-    pub code: Option<code::CodeChecks>,
 }
 
 static LAYOUT: OnceLock<Layout> = OnceLock::new();
@@ -95,7 +90,6 @@ fn learn_facts(env: *mut ErlNifEnv) -> Layout {
         writes: write::Writes::OFF,
         hash_maps: None,
         hash_map_reads: None,
-        code: None,
     };
     if forced_off() {
         return OFF;
@@ -109,7 +103,6 @@ fn learn_facts(env: *mut ErlNifEnv) -> Layout {
         let writes = write::Writes::learn(env, primary);
         let hash_maps = hamt::Tags::learn(env, primary);
         let hash_map_reads = hash_maps.filter(|tags| hamt::check_reads(env, tags));
-        let code = code::CodeChecks::learn(env);
         Layout {
             // [`learn`] sets it.
             learned_on: ERL_NIF_THR_UNDEFINED,
@@ -117,13 +110,12 @@ fn learn_facts(env: *mut ErlNifEnv) -> Layout {
             writes,
             hash_maps,
             hash_map_reads,
-            code,
         }
     }
 }
 
 /// Each fast path's state, for `RustyJson.Native.info/0`.
-pub fn fast_paths(env: *mut ErlNifEnv) -> [(&'static str, bool); 13] {
+pub fn fast_paths(env: *mut ErlNifEnv) -> [(&'static str, bool); 12] {
     let layout = layout(env);
     [
         ("heap_binaries", layout.writes.heap_binaries.is_some()),
@@ -138,6 +130,5 @@ pub fn fast_paths(env: *mut ErlNifEnv) -> [(&'static str, bool); 13] {
         ("sub_binary_reads", layout.reads.held_sub_binaries()),
         ("hash_map_reads", layout.hash_map_reads.is_some()),
         ("map_order", map_order::get() != map_order::Order::Unknown),
-        ("code_checks", layout.code.is_some()),
     ]
 }
