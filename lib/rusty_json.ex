@@ -132,10 +132,13 @@ defmodule RustyJson do
       too for inputs of 512 bytes or more) or a function of arity 1 applied to every key,
       in Jason's order: once the pair is complete (its value read, nested keys first); on invalid input, to the
       keys of the pairs completed before the error, so an exception the function raises wins.
-    * `:strings` - `:reference` (default; strings of more than 24 bytes without escapes share the input
-      binary, more than 64 from OTP 27 on, as the VM's own sub-binaries do; shorter ones are copied; escaped
-      strings of 65 bytes to 4 KiB share a binary of their call's others, at most 64 KiB and no larger than the
-      input, so a kept string holds at most that) or `:copy` (every string a binary of its own).
+    * `:strings` - `:reference` (default) or `:copy` (every string and key a binary of its own, holding only its
+      bytes: for strings kept long, in ETS or a process's state, as Jason advises). What a kept string holds
+      with `:reference`: a string or key of more than 24 bytes without escapes (more than 64 from OTP 27 on, as
+      the VM's own sub-binaries) is a sub-binary of the input and keeps the whole input alive (iodata: its
+      flattened binary), as Jason's do; shorter ones are copies. Escaped keys and escaped strings of up to
+      64 bytes are copies; escaped strings of 65 bytes to 4 KiB share a binary of at most 4 KiB with the same
+      call's others, so a kept one holds at most 4 KiB; longer ones (and some past 1 KiB) have their own.
     * `:floats` - `:native` (default) or `:decimals` (needs the Decimal library).
     * `:objects` - `:maps` (default) or `:ordered_objects` (`%RustyJson.OrderedObject{}`).
 

@@ -315,6 +315,9 @@ impl<'a> TermBuilder<'a> {
     #[inline(never)]
     fn shared_binary(&mut self, bytes: &[u8]) -> T {
         if self.shared.len - self.shared.used < bytes.len() {
+            if bytes.len() > SHARED_TAIL_MAX {
+                return copy_binary(self.env, bytes);
+            }
             self.new_shared_chunk(bytes.len());
         }
         let shared = &mut self.shared;
@@ -332,7 +335,8 @@ impl<'a> TermBuilder<'a> {
     }
 
     /// A fresh shared binary: [`SHARED_CHUNK`] bytes, or the input's size when it is smaller (a string's
-    /// unescaped text is never longer than its token), and room for at least the `needed` bytes.
+    /// unescaped text is never longer than its token), and room for at least the `needed` bytes (never more
+    /// than [`SHARED_TAIL_MAX`]).
     #[cold]
     fn new_shared_chunk(&mut self, needed: usize) {
         let len = SHARED_CHUNK.min(self.input_bytes.len()).max(needed);
