@@ -41,9 +41,18 @@ pub fn catch_overflow<R>(f: impl FnOnce() -> R) -> Result<R, Overflow> {
 }
 
 /// Reserves room for `additional` more elements in `vec`, or leaves the write with [`Overflow::Memory`] (for the
-/// working stacks whose size the input decides).
-#[inline]
+/// working stacks and buffers whose size the input decides). The room check is inline, as `Vec::reserve`'s: it
+/// runs once per escape in an escaped string.
+#[inline(always)]
 pub fn try_grow<T>(vec: &mut Vec<T>, additional: usize) {
+    if vec.capacity() - vec.len() < additional {
+        grow(vec, additional);
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn grow<T>(vec: &mut Vec<T>, additional: usize) {
     if vec.try_reserve(additional).is_err() {
         let needed = vec
             .len()
@@ -71,7 +80,7 @@ pub fn push<T>(vec: &mut Vec<T>, value: T) {
 #[cold]
 #[inline(never)]
 fn grow_one<T>(vec: &mut Vec<T>) {
-    try_grow(vec, 1);
+    grow(vec, 1);
 }
 
 /// An empty vector with room for exactly `capacity` elements, or an [`Overflow::Memory`].
