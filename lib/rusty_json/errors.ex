@@ -92,8 +92,8 @@ defmodule RustyJson.DecodeError do
 
   @impl true
   def message(%{max_term_bytes: max} = error) when is_integer(max) do
-    "the decoded term would take more than the max_term_bytes ceiling of #{max} bytes " <>
-      "(the container closing at #{where(error)} passed it)"
+    "decoding would take more than the max_term_bytes ceiling of #{max} bytes for its term and its " <>
+      "stack of open containers (the container at #{where(error)} passed it)"
   end
 
   def message(%{memory: memory} = error) when is_integer(memory) do

@@ -53,6 +53,20 @@ defmodule RustyJson.DecodeTermCeilingTest do
     assert {:ok, _} = RustyJson.decode(many)
   end
 
+  test "the stack of open containers counts too: deep nesting stops before any term is built" do
+    Native.configure_max_term_bytes(1_000_000)
+    open = String.duplicate("[", 200_000)
+
+    assert {:error, %DecodeError{max_term_bytes: 1_000_000, position: at}} =
+             RustyJson.decode(open)
+
+    # Checked as the stack takes a new chunk: past 1 MB of 24-byte levels, well before the input's end.
+    assert at > 1_000_000 / 24 and at < 100_000
+
+    Native.configure_max_term_bytes(0)
+    assert {:error, %DecodeError{max_term_bytes: nil}} = RustyJson.decode(open)
+  end
+
   test "get/3 and Fragment.new! build no term: only decode is held to it" do
     Native.configure_max_term_bytes(1000)
     input = list_json(1000)

@@ -26,8 +26,8 @@ pub struct Limits {
     /// their bytes are taken as they are; escapes are still checked (a lone surrogate is still an error).
     pub validate_utf8: bool,
     /// The most memory the built value may take, counted as about [`TERM_BYTES_PER_ENTRY`] an array item or
-    /// object pair as containers close (a run of slices counts on from where the last stopped); past it the parse
-    /// stops with [`ParseError::TooLarge`]. `usize::MAX` for none.
+    /// object pair as containers close (a run of slices counts on from where the last stopped), with the stack of
+    /// open containers; past it the parse stops with [`ParseError::TooLarge`]. `usize::MAX` for none.
     pub max_term_bytes: usize,
 }
 
@@ -80,8 +80,8 @@ pub enum ParseError {
     /// The parse's working memory (its stacks of open containers and pending values, as deep and wide as the
     /// input makes them) needed `needed` bytes at this position, and the allocator refused them.
     Memory { at: usize, needed: usize },
-    /// The value built so far would take more than [`Limits::max_term_bytes`] (`limit`): the container closing at
-    /// `at` passed it.
+    /// The value built so far, with the stack of containers still open, would take more than
+    /// [`Limits::max_term_bytes`] (`limit`): the container closing (or opening) at `at` passed it.
     TooLarge { at: usize, limit: usize },
 }
 
@@ -366,6 +366,19 @@ impl<'a> Parser<'a> {
         Ok(())
     }
 
+    /// The open containers' stack, as deep as the input nests, counts against the same ceiling as the term it
+    /// will build: a deep document's frames (24 bytes a level) come before any of its term. Checked when the
+    /// stack takes a new chunk.
+    #[cold]
+    #[inline(never)]
+    fn charge_depth(&self, depth: usize) -> Result<(), ParseError> {
+        let frames = depth.saturating_mul(std::mem::size_of::<Frame>());
+        if frames.saturating_add(self.term_bytes) > self.max_term_bytes {
+            return Err(self.too_large());
+        }
+        Ok(())
+    }
+
     #[cold]
     fn too_large(&self) -> ParseError {
         ParseError::TooLarge {
@@ -442,9 +455,11 @@ impl<'a> Parser<'a> {
                                 kind: Kind::Object,
                                 values_start: values.len(),
                                 keys_start: keys.len(),
-                            }) && limit != usize::MAX
-                            {
-                                limit = GROWTH_ENDS_SLICE;
+                            }) {
+                                self.charge_depth(frames.len())?;
+                                if limit != usize::MAX {
+                                    limit = GROWTH_ENDS_SLICE;
+                                }
                             }
                             if TRACK_KEYS {
                                 push(key_starts, self.pos);
@@ -470,9 +485,11 @@ impl<'a> Parser<'a> {
                                 kind: Kind::Array,
                                 values_start: values.len(),
                                 keys_start: keys.len(),
-                            }) && limit != usize::MAX
-                            {
-                                limit = GROWTH_ENDS_SLICE;
+                            }) {
+                                self.charge_depth(frames.len())?;
+                                if limit != usize::MAX {
+                                    limit = GROWTH_ENDS_SLICE;
+                                }
                             }
                             if self.pos > limit {
                                 return Ok(None);
