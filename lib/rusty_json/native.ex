@@ -53,17 +53,34 @@ defmodule RustyJson.Native do
   # `config :rusty_json, max_term_bytes: n`: the ceiling on a decoded term's memory (else learned by the NIF).
   @max_term_bytes Application.compile_env(:rusty_json, :max_term_bytes)
 
+  # `config :rusty_json, fast_paths: :on | :off`: the fast paths' gate (`RustyJson.Native.Gate`).
+  @fast_paths Application.compile_env(:rusty_json, :fast_paths)
+
   defp handle_load(:ok) do
-    learn_map_order()
-    if @max_term_bytes, do: configure_max_term_bytes(@max_term_bytes)
+    # The gate first: the NIF learns no layout (nor the map order) until told whether it may use one.
+    {open?, reason} = gate()
+    :persistent_term.put({__MODULE__, :fast_paths_gate}, {open?, reason})
+    if message = RustyJson.Native.Gate.warning(reason), do: IO.warn(message, [])
 
     # Here, before any other process can call the module, and on a dirty CPU scheduler: learning takes about a
     # millisecond, which the first encode or decode would otherwise spend on a normal one.
-    learn_layout()
+    learn_layout(open?)
+    learn_map_order()
+    if @max_term_bytes, do: configure_max_term_bytes(@max_term_bytes)
     :ok
   end
 
   defp handle_load({:error, message}), do: remember_failure(message)
+
+  # `RUSTYJSON_GATE_OTP_RELEASE` stands for the running release in the gate only, for the test of a release
+  # newer than any tested (test/rusty_json/native_gate_test.exs); nothing else reads it.
+  defp gate do
+    release =
+      System.get_env("RUSTYJSON_GATE_OTP_RELEASE") ||
+        List.to_string(:erlang.system_info(:otp_release))
+
+    RustyJson.Native.Gate.decide(release, System.get_env("RUSTYJSON_FAST_PATHS"), @fast_paths)
+  end
 
   @doc false
   # Maps of more than 32 keys are written in `Map.to_list/1` order (Jason's), which the NIF learns from the
@@ -112,7 +129,12 @@ defmodule RustyJson.Native do
   being appended to still goes through erl_nif), `hash_map_reads` (maps of more than 32 keys the encoder reads
   from their tries, not through the NIF iterator), and `map_order` (the direction in which the VM lists maps of more
   than 32 keys). A path whose layout does not hold is off, and the plain erl_nif calls do its work.
-  `RUSTYJSON_FAST_PATHS=off` in the VM's environment switches them all off.
+
+  They engage only on the Erlang/OTP releases they were tested on, 25 through 29 (`RustyJson.Native.Gate`); on a
+  later one they stay off, with a warning at load, unless `RUSTYJSON_FAST_PATHS=on` in the VM's environment or
+  `config :rusty_json, fast_paths: :on` engages them knowingly. `RUSTYJSON_FAST_PATHS=off` (or the config's `:off`)
+  switches them all off. `fast_paths_gate` says whether the gate let them engage (`:on` or `:off`) and
+  `fast_paths_reason` why: `:tested_release`, `{:untested_release, release}`, `:forced_on` or `:forced_off`.
 
   It also gives `max_term_bytes`, the ceiling on a decoded term's memory (a decode past it is a
   `RustyJson.DecodeError`), and `memory`, what it was learned from: `{bytes, source}`, the least of the process's
@@ -122,15 +144,20 @@ defmodule RustyJson.Native do
   @spec info() :: %{
           otp_release: String.t(),
           fast_paths: %{atom() => boolean()},
+          fast_paths_gate: :on | :off,
+          fast_paths_reason: RustyJson.Native.Gate.reason(),
           max_term_bytes: pos_integer(),
           memory: {pos_integer(), atom()}
         }
   def info do
     {max_term_bytes, memory, source} = term_ceiling()
+    {open?, reason} = :persistent_term.get({__MODULE__, :fast_paths_gate})
 
     %{
       otp_release: List.to_string(:erlang.system_info(:otp_release)),
       fast_paths: Map.new(fast_paths()),
+      fast_paths_gate: if(open?, do: :on, else: :off),
+      fast_paths_reason: reason,
       max_term_bytes: max_term_bytes,
       memory: {memory, source}
     }
@@ -146,8 +173,9 @@ defmodule RustyJson.Native do
   def fast_paths, do: not_loaded()
 
   @doc false
-  # `fast_paths/0` on a dirty CPU scheduler, which learns the term layout if nothing did yet (called at load).
-  def learn_layout, do: not_loaded()
+  # At load, on a dirty CPU scheduler: tells the NIF whether the gate is open (`RustyJson.Native.Gate`; shut, it
+  # learns no layout and every fast path is off), then `fast_paths/0`, learning the term layout.
+  def learn_layout(_open?), do: not_loaded()
 
   @doc false
   # The kind of scheduler that learned the term layout (`:dirty_cpu` when loading did), or nil when not yet.

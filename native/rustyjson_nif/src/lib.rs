@@ -164,10 +164,12 @@ fn fast_paths<'a>(env: Env<'a>) -> Term<'a> {
     fast_path_pairs(env)
 }
 
+/// Sets the release gate (`open`: whether the fast paths may engage, `RustyJson.Native.Gate`), then
 /// `fast_paths/0` on a dirty CPU scheduler, called once at load: learning the layout takes about a millisecond,
 /// which no normal scheduler should spend.
 #[rustler::nif(schedule = "DirtyCpu")]
-fn learn_layout<'a>(env: Env<'a>) -> Term<'a> {
+fn learn_layout<'a>(env: Env<'a>, open: bool) -> Term<'a> {
+    term::set_gate(open);
     fast_path_pairs(env)
 }
 

@@ -9,8 +9,10 @@
 //! that work. Nothing here is assumed of a release, nor of the word size: sizes are counted in [`word::WORD`]-byte
 //! words (4 on a 32-bit VM, where small integers have 28 bits and a float takes three words) and every layout is
 //! checked on a 32-bit VM as on a 64-bit one (armv7 under qemu: `make test-armhf`).
-//! `RUSTYJSON_FAST_PATHS=off` in the VM's environment switches every one off (the test suite runs once that way
-//! too).
+//! Above all of them sits the release gate, decided in Elixir at load (`RustyJson.Native.Gate`: OTP 25 through 29,
+//! the releases the paths were tested on, unless `RUSTYJSON_FAST_PATHS` or the config says otherwise) and handed
+//! to `learn_layout/1` before anything is learned: shut, every path is off and nothing is learned.
+//! `RUSTYJSON_FAST_PATHS=off` in the VM's environment shuts it everywhere (the test suite runs once that way too).
 //!
 //! - [`read`]: immediates, list cells, floats, flat maps and heap binaries read by their bits (encode).
 //! - [`held`]: binaries held off the heap (refc, sub-binaries) read by their bits (encode).
@@ -37,7 +39,7 @@ use std::sync::OnceLock;
 use word::Primary;
 
 // The words and tags the rest of the crate reads terms by (`crate::term::bits`, ...), defined below the learners.
-pub use word::{bits, forced_off};
+pub use word::{bits, forced_off, set_gate};
 
 /// What was learned of the running VM: one set of facts per fast path, `None` (or off) where they do not hold.
 pub struct Layout {

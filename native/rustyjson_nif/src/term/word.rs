@@ -3,6 +3,8 @@
 //! learners make. It sits below the learners ([`super::read`], [`super::write`], [`super::hamt`], ...) and below
 //! [`super`], which assembles what they learn: calls flow one way, from `term` to the learners to here.
 
+use std::sync::atomic::{AtomicU8, Ordering};
+
 use rustler::sys::{
     enif_make_double, enif_make_int64, enif_make_list_cell, enif_make_list_from_array,
     enif_make_new_binary, ErlNifEnv, ErlNifTerm,
@@ -13,9 +15,24 @@ pub type T = ErlNifTerm;
 /// The bytes of a machine word: a term's size, and the unit the VM's heaps and term sizes are counted in.
 pub const WORD: usize = std::mem::size_of::<usize>();
 
-/// Whether `RUSTYJSON_FAST_PATHS=off` switched every fast path off.
+/// The release gate (`RustyJson.Native.Gate`, decided in Elixir at load from the OTP release,
+/// `RUSTYJSON_FAST_PATHS` and the config): [`GATE_UNSET`] until `learn_layout/1` sets it, then open or shut for
+/// good (a library loaded again keeps its first layout, so it keeps its first gate too).
+static GATE: AtomicU8 = AtomicU8::new(GATE_UNSET);
+const GATE_UNSET: u8 = 0;
+const GATE_OPEN: u8 = 1;
+const GATE_SHUT: u8 = 2;
+
+/// Sets the release gate once (later calls change nothing).
+pub fn set_gate(open: bool) {
+    let state = if open { GATE_OPEN } else { GATE_SHUT };
+    let _ = GATE.compare_exchange(GATE_UNSET, state, Ordering::AcqRel, Ordering::Acquire);
+}
+
+/// Whether every fast path is off: the gate is shut, or was never set (no layout is used without its word:
+/// `RUSTYJSON_FAST_PATHS=off`, a release not tested, or a call before the load's).
 pub fn forced_off() -> bool {
-    std::env::var("RUSTYJSON_FAST_PATHS").is_ok_and(|v| v.eq_ignore_ascii_case("off"))
+    GATE.load(Ordering::Acquire) != GATE_OPEN
 }
 
 /// The primary tags (a term's low two bits) of boxed terms (a pointer to a header word) and of list cells, which
