@@ -31,11 +31,10 @@ impl Pretty {
     }
 
     /// Writes JSON text `json` (e.g. a fragment) laid out as pretty output nested `depth` levels deep: whitespace
-    /// outside strings is dropped, empty `{}` and `[]` stay as they are. Its length is counted first and reserved
-    /// at once: a fragment's nesting can lay out to more than the output's ceiling, which is then an overflow
-    /// before anything is written.
-    pub fn reformat<S: Storage>(&self, out: &mut Buffer<S>, json: &[u8], depth: usize) {
-        let len = self.reformatted_len(json, depth);
+    /// outside strings is dropped, empty `{}` and `[]` stay as they are. `len` is [`Pretty::reformatted_len`]'s
+    /// answer (the caller has counted it to budget the work), reserved at once: a fragment's nesting can lay out
+    /// to more than the output's ceiling, which is then an overflow before anything is written.
+    pub fn reformat<S: Storage>(&self, out: &mut Buffer<S>, json: &[u8], depth: usize, len: u64) {
         out.reserve(usize::try_from(len).unwrap_or(usize::MAX));
         Formatter::nested(depth).feed_to(json, &self.layout(), out);
     }
@@ -83,11 +82,8 @@ mod tests {
     fn reformats_compact_json() {
         let p = Pretty::jason_default();
         let mut out = Buffer::default();
-        p.reformat(
-            &mut out,
-            br#"{"a":[1, 2,{}],"b" : "x, y: [z]", "c":[ ]}"#,
-            1,
-        );
+        let json = br#"{"a":[1, 2,{}],"b" : "x, y: [z]", "c":[ ]}"#;
+        p.reformat(&mut out, json, 1, p.reformatted_len(json, 1));
         assert_eq!(
             String::from_utf8(out.into_vec()).unwrap(),
             "{\n    \"a\": [\n      1,\n      2,\n      {}\n    ],\n    \"b\": \"x, y: [z]\",\n    \"c\": []\n  }"
@@ -98,7 +94,7 @@ mod tests {
             (b"1", 5),
         ] {
             let mut out = Buffer::default();
-            p.reformat(&mut out, json, depth);
+            p.reformat(&mut out, json, depth, p.reformatted_len(json, depth));
             assert_eq!(p.reformatted_len(json, depth), out.into_vec().len() as u64);
         }
     }
@@ -111,7 +107,7 @@ mod tests {
         let needed = p.reformatted_len(deep.as_bytes(), 2) as usize;
         let mut out = Buffer::default();
         out.set_limit(needed - 1);
-        let caught = catch_overflow(|| p.reformat(&mut out, deep.as_bytes(), 2));
+        let caught = catch_overflow(|| p.reformat(&mut out, deep.as_bytes(), 2, needed as u64));
         assert_eq!(
             caught,
             Err(Overflow::Limit {

@@ -170,6 +170,8 @@ fn fast_paths<'a>(env: Env<'a>) -> Term<'a> {
 #[rustler::nif(schedule = "DirtyCpu")]
 fn learn_layout<'a>(env: Env<'a>, open: bool) -> Term<'a> {
     term::set_gate(open);
+    // Reads /proc and /sys once, here on a dirty scheduler, not in the first decode on a normal one.
+    term_ceiling::learned();
     fast_path_pairs(env)
 }
 

@@ -270,7 +270,7 @@ impl<'o> Walker<'o> {
                     usize::try_from(written).unwrap_or(usize::MAX) >> BYTES_PER_UNIT_SHIFT,
                 )?;
                 match self.pretty {
-                    Some(p) => p.reformat(out, bytes, self.depth()),
+                    Some(p) => p.reformat(out, bytes, self.depth(), written),
                     None => out.extend(bytes),
                 }
                 Ok(())
