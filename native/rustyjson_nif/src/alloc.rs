@@ -75,6 +75,30 @@ unsafe impl GlobalAlloc for CountingMiMalloc {
     }
 }
 
+/// mimalloc reserves address space for its heap in arenas, the first of 1 GiB on 64-bit. Under an address-space
+/// limit (`ulimit -v`, RLIMIT_AS) that gigabyte is gone from what the VM can allocate before the NIF holds
+/// anything; 64 MiB arenas (mimalloc doubles them every eighth) leave it to the VM. Set when the library loads,
+/// before its first allocation makes the first arena; RLIMIT_AS is a Linux concern, hence ELF only.
+#[cfg(target_os = "linux")]
+mod arena_reserve {
+    /// `mi_option_arena_reserve` in mimalloc's `mi_option_e` (v2 and v3 alike), in KiB.
+    const MI_OPTION_ARENA_RESERVE: i32 = 23;
+    const ARENA_KIB: std::ffi::c_long = 64 * 1024;
+
+    extern "C" {
+        fn mi_option_set(option: i32, value: std::ffi::c_long);
+    }
+
+    extern "C" fn set_arena_reserve() {
+        // SAFETY: sets one option in mimalloc's static table; no allocation happens here.
+        unsafe { mi_option_set(MI_OPTION_ARENA_RESERVE, ARENA_KIB) }
+    }
+
+    #[used]
+    #[link_section = ".init_array"]
+    static SET_ARENA_RESERVE: extern "C" fn() = set_arena_reserve;
+}
+
 /// Starts counting (if not yet started) and returns the bytes held now, counted from that start; the peak
 /// restarts from here.
 pub fn reset_peak() -> isize {
