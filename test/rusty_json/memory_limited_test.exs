@@ -338,7 +338,8 @@ defmodule RustyJson.MemoryLimitedTest do
   end
 
   # mimalloc's first arena would reserve 1 GiB of address space, a quarter of the limit here, before the NIF
-  # holds anything (under it OTP 27 once had 600 MB left for the VM's own binaries).
+  # holds anything (under it OTP 27 once had 600 MB left for the VM's own binaries): under a limit the NIF's
+  # arenas are a 64th of it.
   test "loading the NIF and a first decode reserve little address space" do
     code = ~S"""
     vm_size = fn ->
