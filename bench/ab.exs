@@ -27,8 +27,11 @@
 #
 # Old revisions are timed as they are: a case that uses what an old build lacks fails in its VM, which is reported.
 
+Code.require_file("workers.exs", __DIR__)
+
 defmodule RustyJson.Bench.AB do
   @moduledoc false
+  alias RustyJson.Bench.Workers
   # The driver runs without the application; the worker calls it in each build's VM.
   @compile {:no_warn_undefined, [RustyJson]}
 
@@ -53,13 +56,15 @@ defmodule RustyJson.Bench.AB do
     cases = String.split(opts[:cases] || Enum.join(@default_cases, ","), ",")
     rounds = opts[:rounds] || 3
     n = opts[:n] || 20
-    pin = pin(opts[:cpu] || 1)
+    pin = Workers.pin(opts[:cpu] || 1)
 
     results =
       for round <- 1..rounds, side <- if(rem(round, 2) == 1, do: [:a, :b], else: [:b, :a]) do
         dir = if side == :a, do: a, else: b
         IO.puts(:stderr, "round #{round}: #{side} #{dir}")
-        {side, run(dir, cases, n, pin)}
+        # This file in worker mode in the build's VM; its lines `case<TAB>µs`.
+        {side,
+         Workers.run(dir, dir, pin, __ENV__.file, ["--worker", Enum.join(cases, ","), "#{n}"])}
       end
 
     report(a, b, results)
@@ -88,23 +93,6 @@ defmodule RustyJson.Bench.AB do
     end
 
     dir
-  end
-
-  defp pin(cpu) do
-    taskset = System.find_executable("taskset")
-    if taskset && System.schedulers_online() > cpu, do: ["taskset", "-c", "#{cpu}"], else: []
-  end
-
-  # One VM in `dir`: this file in worker mode; its lines `case<TAB>µs`.
-  defp run(dir, cases, n, pin) do
-    args = ["mix", "run", "--no-compile", __ENV__.file, "--worker", Enum.join(cases, ","), "#{n}"]
-    [cmd | rest] = pin ++ args
-    {out, status} = System.cmd(cmd, rest, cd: dir, stderr_to_stdout: true)
-
-    for line <- String.split(out, "\n"), [name, us] <- [String.split(line, "\t")], into: %{} do
-      {name, String.trim(us)}
-    end
-    |> tap(fn _ -> if status != 0, do: IO.puts(:stderr, "#{dir} exited #{status}:\n#{out}") end)
   end
 
   defp report(a, b, results) do
@@ -147,7 +135,7 @@ defmodule RustyJson.Bench.AB do
       case safely(fn -> timings(name) end) do
         {:ok, timings} ->
           for {label, fun} <- timings do
-            {_, us} = safely(fn -> best_of(fun, n) end)
+            {_, us} = safely(fn -> Workers.best_of(fun, n) end)
             IO.puts("#{label}\t#{us}")
           end
 
@@ -162,17 +150,6 @@ defmodule RustyJson.Bench.AB do
     {:ok, fun.()}
   rescue
     e -> {:error, "failed: " <> String.replace(Exception.message(e), ~r/\s+/, " ")}
-  end
-
-  # The best of `n` timings of `fun` (µs), in a fresh process after one warm-up call.
-  defp best_of(fun, n) do
-    task =
-      Task.async(fn ->
-        fun.()
-        Enum.min(for _ <- 1..n, do: elem(:timer.tc(fun), 0))
-      end)
-
-    Task.await(task, :infinity)
   end
 
   defp timings("small") do

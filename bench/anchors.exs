@@ -29,8 +29,11 @@
 # list of binaries on large documents: it yields between slices), timed as returned. Its VM checks that its
 # decode equals `RustyJson.decode!/1` and that its encode decodes back to the same term; a difference is printed.
 
+Code.require_file("workers.exs", __DIR__)
+
 defmodule RustyJson.Bench.Anchors do
   @moduledoc false
+  alias RustyJson.Bench.Workers
   # The driver runs without the libraries; the workers call them in their own VMs.
   @compile {:no_warn_undefined, [RustyJson, :simdjson, :jiffy]}
 
@@ -53,14 +56,18 @@ defmodule RustyJson.Bench.Anchors do
     cases = String.split(opts[:cases] || Enum.join(@default_cases, ","), ",")
     rounds = opts[:rounds] || 5
     n = opts[:n] || 20
-    pin = pin(opts[:cpu] || 1)
+    pin = Workers.pin(opts[:cpu] || 1)
 
     IO.puts(:stderr, "#{rounds} rounds, best of #{n}, pinned: #{inspect(pin)}")
 
     results =
       for round <- 1..rounds, side <- order(sides, round) do
         IO.puts(:stderr, "round #{round}: #{side}")
-        {round, side, run(side, cases, n, pin)}
+
+        # This file in worker mode in a VM of this checkout; its lines `label<TAB>µs`, `#digest name<TAB>hash`,
+        # `#bytes name<TAB>size` and `#check name<TAB>result`.
+        args = ["--worker", side, Enum.join(cases, ","), "#{n}"]
+        {round, side, Workers.run(side, Path.dirname(__DIR__), pin, __ENV__.file, args)}
       end
 
     check(results)
@@ -87,26 +94,6 @@ defmodule RustyJson.Bench.Anchors do
     k = rem(round - 1, length(sides))
     turned = Enum.drop(sides, k) ++ Enum.take(sides, k)
     if rem(round, 2) == 0, do: Enum.reverse(turned), else: turned
-  end
-
-  defp pin(cpu) do
-    taskset = System.find_executable("taskset")
-    if taskset && System.schedulers_online() > cpu, do: ["taskset", "-c", "#{cpu}"], else: []
-  end
-
-  # One VM in this checkout: this file in worker mode; its lines `label<TAB>µs`, `#digest name<TAB>hash`,
-  # `#bytes name<TAB>size` and `#check name<TAB>result`.
-  defp run(side, cases, n, pin) do
-    args = ["run", "--no-compile", __ENV__.file, "--worker", side, Enum.join(cases, ","), "#{n}"]
-    [cmd | rest] = pin ++ ["mix" | args]
-    {out, status} = System.cmd(cmd, rest, cd: Path.dirname(__DIR__), stderr_to_stdout: true)
-    if status != 0, do: IO.puts(:stderr, "#{side} exited #{status}:\n#{out}")
-
-    for line <- String.split(out, "\n"),
-        [label, value] <- [String.split(line, "\t")],
-        into: %{} do
-      {label, String.trim(value)}
-    end
   end
 
   # Every VM must have made the same inputs; simdjsone's answers are reported where they differ.
@@ -228,7 +215,7 @@ defmodule RustyJson.Bench.Anchors do
           if simdjsone?, do: IO.puts("#check #{name}\t#{check_simdjsone(json, term)}")
 
           for {dir, fun} <- timings(side, json, term) do
-            IO.puts("#{name} #{dir}\t#{best_of(fun, n)}")
+            IO.puts("#{name} #{dir}\t#{Workers.best_of(fun, n)}")
           end
 
         :error ->
@@ -273,17 +260,6 @@ defmodule RustyJson.Bench.Anchors do
       back != term -> "encode does not decode back to the same term"
       true -> "same"
     end
-  end
-
-  # The best of `n` timings of `fun` (µs), in a fresh process after one warm-up call.
-  defp best_of(fun, n) do
-    task =
-      Task.async(fn ->
-        fun.()
-        Enum.min(for _ <- 1..n, do: elem(:timer.tc(fun), 0))
-      end)
-
-    Task.await(task, :infinity)
   end
 
   # The JSON text of each case present, by name.
