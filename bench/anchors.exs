@@ -22,7 +22,8 @@
 # Cases (default: all): canada, twitter, citm_catalog (../shared/data/bench or $RUSTYJSON_BENCH_DATA, skipped
 # when absent); floats_full_precision, floats_short_decimals, floats_integral, floats_exponents, liveview_diff
 # (bench/inputs.exs content_kinds/0); geo (60,000 [lon, lat, alt] triples at full precision, seed 57) and
-# sparse_keys (2,000 objects of 20 distinct random keys each, seed 57).
+# sparse_keys (2,000 objects of 20 distinct random keys each, seed 57); wide_keys (500 objects of 100 distinct
+# random keys, integer values) and wider_keys (20 objects of 3,000), hash maps on the VM (over 32 keys).
 #
 # simdjsone is called as a user would get RustyJson's terms from it: `:simdjson.decode(json, [:use_nil])` (nil
 # for null; objects are maps by default) and `:simdjson.encode(term, [:use_nil])`, whose result is iodata (a
@@ -39,7 +40,7 @@ defmodule RustyJson.Bench.Anchors do
 
   @shared ~w(canada twitter citm_catalog)
   @kinds ~w(floats_full_precision floats_short_decimals floats_integral floats_exponents liveview_diff)
-  @default_cases @shared ++ @kinds ++ ~w(geo sparse_keys)
+  @default_cases @shared ++ @kinds ++ ~w(geo sparse_keys wide_keys wider_keys)
 
   @doc false
   def main(["--worker", side, cases, n]),
@@ -279,7 +280,13 @@ defmodule RustyJson.Bench.Anchors do
         else: []
 
     generated =
-      for {name, make} <- [{"geo", &geo/0}, {"sparse_keys", &sparse_keys/0}], name in cases do
+      for {name, make} <- [
+            {"geo", &geo/0},
+            {"sparse_keys", &sparse_keys/0},
+            {"wide_keys", fn -> wide_keys(500, 100) end},
+            {"wider_keys", fn -> wide_keys(20, 3_000) end}
+          ],
+          name in cases do
         {name, IO.iodata_to_binary(:jiffy.encode(make.(), [:use_nil]))}
       end
 
@@ -308,6 +315,16 @@ defmodule RustyJson.Bench.Anchors do
         value = if rem(j, 2) == 0, do: i * j, else: letters.(8)
         {letters.(6 + :rand.uniform(9) - 1), value}
       end)
+    end
+  end
+
+  # `objects` objects of `keys` distinct keys of 6-14 random letters each, integer values (seed 57).
+  defp wide_keys(objects, keys) do
+    :rand.seed(:exsss, {57, objects, keys})
+    letters = fn len -> for _ <- 1..len, into: "", do: <<Enum.random(?a..?z)>> end
+
+    for i <- 1..objects do
+      Map.new(1..keys, fn j -> {letters.(6 + :rand.uniform(9) - 1), i * j} end)
     end
   end
 end

@@ -121,7 +121,8 @@ defmodule RustyJson.Native do
   library loads, on a dirty CPU scheduler (`native/rustyjson_nif/src/term/`): `heap_binaries`, `flat_maps`,
   `small_integers` and `floats` (terms the decoder writes directly), `env_heap` (the memory for them taken from the
   caller's heap by moving its top, as erl_nif does itself, and the unused rest given back), `hash_maps` (large
-  objects written from the VM's own trie), `encode_reads` (terms the encoder reads by their bits), `binary_reads`
+  objects of a shape seen before written from the VM's own trie), `hashed_maps` (other objects of more than 32 keys
+  laid out from the VM's own hash of each key, `enif_hash`; checked against maps of binary keys the VM builds), `encode_reads` (terms the encoder reads by their bits), `binary_reads`
   (short binaries the encoder reads by their bits), `held_binary_reads` (longer binaries, refc and, from OTP 27,
   sub-binaries, read by their bits: where their bytes and length lie is searched among a few word positions and
   kept only if it reads every probe as `enif_inspect_binary` does), `sub_binary_reads` (sub-binaries among them:

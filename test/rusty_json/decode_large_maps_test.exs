@@ -1,6 +1,7 @@
 defmodule RustyJson.DecodeLargeMapsTest do
-  # Objects of 33 to 256 binary keys whose key sequence was seen before are written from the VM's own hash trie
-  # of the first such object (`native/rustyjson_nif/src/decode/hamt.rs`), and the tries are kept between calls.
+  # Objects of 33 to 256 binary keys whose key sequence was seen before are written from the trie of the first
+  # such object (`native/rustyjson_nif/src/term/hamt.rs`), and the tries are kept between calls; other objects of
+  # more than 32 binary keys are laid out from the VM's hash of each key (`term/hash_trie.rs`).
   # These maps must be indistinguishable from the VM's: every key found, equal to `Map.new/1` of the pairs,
   # usable by every map operation, surviving copies and collections.
   use ExUnit.Case, async: true
@@ -40,6 +41,43 @@ defmodule RustyJson.DecodeLargeMapsTest do
         assert_same_map(RustyJson.decode!(object(ks, values)), expected(ks, values))
       end
     end
+  end
+
+  # The same trie as the VM's: its pairs listed in the same order, and the same external form (both follow the
+  # trie), besides every check of `assert_same_map/2`.
+  defp assert_same_trie(ours, expected) do
+    assert_same_map(ours, expected)
+    assert Map.to_list(ours) == Map.to_list(expected)
+    assert :erlang.term_to_binary(ours) == :erlang.term_to_binary(expected)
+  end
+
+  test "objects of distinct keys, 33 to 20,000 of them, each once: the VM's own trie" do
+    :rand.seed(:exsss, {57, 33, 20})
+    letters = fn len -> for _ <- 1..len, into: "", do: <<Enum.random(?a..?z)>> end
+
+    for n <- [33, 47, 48, 64, 65, 100, 257, 500, 1_000, 4_097, 20_000] do
+      ks = Enum.uniq(for _ <- 1..n, do: letters.(1 + :rand.uniform(12)))
+      values = Enum.map(1..length(ks), &"#{&1}")
+      expected = expected(ks, values)
+      assert_same_trie(RustyJson.decode!(object(ks, values)), expected)
+
+      # Long keys are held off the heap (sub-binaries of the input, or copies): hashed by their bytes alike.
+      long = Enum.map(ks, &String.duplicate(&1, 8))
+      assert_same_trie(RustyJson.decode!(object(long, values)), expected(long, values))
+
+      assert_same_trie(
+        RustyJson.decode!(object(long, values), keys: :copy),
+        expected(long, values)
+      )
+    end
+  end
+
+  test "an object of 1,000 keys with duplicates keeps the first of each, as Jason does" do
+    ks = keys(1_000) ++ ["key_3", "key_999", "key_3"]
+    values = Enum.map(1..1_003, &"#{&1}")
+    decoded = RustyJson.decode!(object(ks, values))
+    assert map_size(decoded) == 1_000 and decoded["key_3"] == 3 and decoded["key_999"] == 999
+    assert_same_trie(decoded, expected(ks, values))
   end
 
   test "an array of same-shaped large objects: every element has its own values" do

@@ -23,7 +23,7 @@ defmodule RustyJson.NativeTest do
     end
   end
 
-  @fast_paths ~w(heap_binaries flat_maps hash_maps small_integers floats env_heap encode_reads binary_reads held_binary_reads sub_binary_reads hash_map_reads map_order)a
+  @fast_paths ~w(heap_binaries flat_maps hash_maps hashed_maps small_integers floats env_heap encode_reads binary_reads held_binary_reads sub_binary_reads hash_map_reads map_order)a
 
   test "info/0: the OTP release, and every fast path on (all off under RUSTYJSON_FAST_PATHS=off)" do
     info = RustyJson.Native.info()

@@ -18,7 +18,7 @@
 
 use crate::continuation;
 use crate::term::write::{self, Writes};
-use crate::term::{self, hamt};
+use crate::term::{self, hamt, hash_trie};
 use rustler::sys::{
     enif_alloc_env, enif_consume_timeslice, enif_free_env, enif_get_tuple, enif_make_copy,
     enif_self, enif_send, ErlNifDirtyTaskFlags, ErlNifPid, ERL_NIF_DIRTY_JOB_CPU_BOUND,
@@ -260,6 +260,10 @@ struct TermBuilder<'a> {
     /// The VM's map tags when large objects of a known shape are written from their trie (`term::hamt`), the
     /// shapes, and the immediates their memory is first filled with (grown on first use).
     hash_maps: Option<hamt::Tags>,
+    /// Large objects of shapes not remembered, laid out from the VM's hashes of their keys (`term::hash_trie`),
+    /// and the buffers that takes.
+    hashed_maps: Option<hash_trie::Hashed>,
+    trie: hash_trie::Scratch,
     large_shapes: Vec<LargeShape>,
     large_fills: Vec<T>,
     /// On a normal scheduler: large containers are left for a dirty one (`defer_build`), and whether one was.

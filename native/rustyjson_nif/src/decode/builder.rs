@@ -73,6 +73,8 @@ impl<'a> TermBuilder<'a> {
             floats: layout.writes.floats.is_some(),
             arena: write::Arena::new(0),
             hash_maps: layout.hash_maps,
+            hashed_maps: layout.hashed_maps,
+            trie: Default::default(),
             large_shapes: Vec::new(),
             large_fills: Vec::new(),
             defer_large: false,
@@ -596,6 +598,9 @@ impl TermBuilder<'_> {
             && !keys[0].ptr.is_null()
         {
             return self.large_map(keys, values);
+        }
+        if n > FLATMAP_MAX && !keys[0].ptr.is_null() {
+            return self.large_map_laid_out(keys, values);
         }
         self.large_map_by_vm(keys, values)
     }

@@ -278,10 +278,10 @@ impl TermBuilder<'_> {
         let shape = &mut self.large_shapes[slot];
         if !shape.holds(hash, keys) {
             shape.remember(hash, keys);
-            return self.large_map_by_vm(keys, values);
+            return self.large_map_laid_out(keys, values);
         }
         if shape.refused {
-            return self.large_map_by_vm(keys, values);
+            return self.large_map_laid_out(keys, values);
         }
         self.key_terms.clear();
         self.key_terms.extend(keys.iter().map(|k| k.term));
@@ -298,6 +298,26 @@ impl TermBuilder<'_> {
                 )
             };
         }
+        if let Some(hashed) = self.hashed_maps {
+            // The second sighting: the trie laid out from the hashes becomes the shape's template.
+            // SAFETY: `key_terms` are this call's live key terms.
+            if unsafe { hashed.plan(&self.key_terms, &mut self.trie) } {
+                let template = std::mem::take(&mut self.trie.template);
+                // SAFETY: laid out from these keys in this order.
+                let map = unsafe {
+                    template.write(
+                        self.env,
+                        hashed.tags(),
+                        self.nil,
+                        &mut self.large_fills,
+                        &self.key_terms,
+                        values,
+                    )
+                };
+                self.large_shapes[slot].template = Some(template);
+                return map;
+            }
+        }
         let map = self.large_map_by_vm(keys, values);
         let mut size = 0;
         let distinct =
@@ -310,6 +330,30 @@ impl TermBuilder<'_> {
         shape.refused = template.is_none();
         shape.template = template;
         map
+    }
+
+    /// A map of more than 32 binary keys, laid out from the VM's hashes of its keys (`term::hash_trie`) where
+    /// that is on and the keys' hashes differ, else built by the VM.
+    pub(super) fn large_map_laid_out(&mut self, keys: &[Key], values: &[T]) -> T {
+        let Some(hashed) = self.hashed_maps else {
+            return self.large_map_by_vm(keys, values);
+        };
+        self.key_terms.clear();
+        self.key_terms.extend(keys.iter().map(|k| k.term));
+        // SAFETY: `key_terms` are this call's live key terms, and the trie is laid out from them in this order.
+        unsafe {
+            if !hashed.plan(&self.key_terms, &mut self.trie) {
+                return self.large_map_by_vm(keys, values);
+            }
+            self.trie.template.write(
+                self.env,
+                hashed.tags(),
+                self.nil,
+                &mut self.large_fills,
+                &self.key_terms,
+                values,
+            )
+        }
     }
 
     /// A map of more than 32 keys, built by the VM. Duplicate keys are rare, and found by the VM's build: its

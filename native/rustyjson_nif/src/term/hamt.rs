@@ -34,9 +34,9 @@ pub const MAX_KEYS: usize = 256;
 
 /// The node types in the two bits above a map header's tag (`erl_map.h`; a reader that meets another type, or a
 /// VM whose tries written this way differ from its own, gets no template).
-const NODE_BITMAP: usize = 1;
-const HEAD_ARRAY: usize = 2;
-const HEAD_BITMAP: usize = 3;
+pub(super) const NODE_BITMAP: usize = 1;
+pub(super) const HEAD_ARRAY: usize = 2;
+pub(super) const HEAD_BITMAP: usize = 3;
 
 /// The tags of the running VM: the low six bits of every map header, and the primary tags of boxed pointers
 /// (to nodes) and list pointers (to leaves).
@@ -49,17 +49,18 @@ pub struct Tags {
 
 /// One word of a template: copied as is (a header or the size), a pointer to another node at a word offset, or
 /// a leaf holding the key at an index of the object's keys.
-#[derive(Clone, Copy)]
-enum Word {
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) enum Word {
     Raw(usize),
     Node(u32),
-    Leaf(u16),
+    Leaf(u32),
 }
 
 /// The trie of a large map, as a program that writes it for new values.
+#[derive(Default)]
 pub struct Template {
-    words: Vec<Word>,
-    leaves: usize,
+    pub(super) words: Vec<Word>,
+    pub(super) leaves: usize,
 }
 
 impl Template {
@@ -70,7 +71,7 @@ impl Template {
     /// `map` must be a live map term made from exactly `keys`.
     pub unsafe fn read(map: T, keys: &[T], tags: &Tags) -> Option<Template> {
         let n = keys.len();
-        if n > MAX_KEYS || bits(map) & 0x3 != tags.boxed {
+        if n > u32::MAX as usize || bits(map) & 0x3 != tags.boxed {
             return None;
         }
         let mut t = Template {
@@ -78,10 +79,10 @@ impl Template {
             leaves: 0,
         };
         // Each key's index, by term; an index is taken out once its leaf is found.
-        let mut index: HashMap<usize, u16> = keys
+        let mut index: HashMap<usize, u32> = keys
             .iter()
             .enumerate()
-            .map(|(i, &k)| (bits(k), i as u16))
+            .map(|(i, &k)| (bits(k), i as u32))
             .collect();
         if index.len() != n {
             return None;
@@ -100,7 +101,7 @@ impl Template {
         &mut self,
         p: *const usize,
         head: bool,
-        index: &mut HashMap<usize, u16>,
+        index: &mut HashMap<usize, u32>,
         tags: &Tags,
         depth: u32,
     ) -> Option<u32> {
@@ -297,6 +298,16 @@ pub unsafe fn check_reads(env: *mut ErlNifEnv, tags: &Tags) -> bool {
 }
 
 impl Tags {
+    /// The low six bits of every map header.
+    pub(super) fn map(&self) -> usize {
+        self.map
+    }
+
+    /// The primary tag of boxed terms.
+    pub(super) fn boxed(&self) -> usize {
+        self.boxed
+    }
+
     /// Learns the tags from terms the VM makes, then checks them: see [`check`].
     ///
     /// # Safety

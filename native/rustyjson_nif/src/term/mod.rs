@@ -19,11 +19,13 @@
 //! - [`write`]: heap binaries, flat maps, small integers and floats written into memory the VM hands out (decode).
 //! - [`hamt`]: hash maps of 33-256 keys written from the trie the VM built for the same keys (decode), and hash
 //!   maps' pairs read from their tries (encode).
+//! - [`hash_trie`]: hash maps of more than 32 keys laid out from the VM's own hashes of their keys (decode).
 //! - [`map_order`]: the direction in which `maps:to_list/1` lists a hash map (encode).
 //! - [`word`]: a term's machine word, the primary tags and the learners' probes, which every module above uses
 //!   (it calls none of them back).
 
 pub mod hamt;
+pub mod hash_trie;
 pub mod held;
 pub mod map_order;
 pub mod read;
@@ -50,6 +52,9 @@ pub struct Layout {
     pub writes: write::Writes,
     /// The low six bits of every map header (flat and hash), for [`hamt`]; `None`: hash maps are the VM's.
     pub hash_maps: Option<hamt::Tags>,
+    /// Hash maps of more than 32 keys laid out by the NIF from the VM's hashes ([`hash_trie`], decode); `None`:
+    /// built by the VM.
+    pub hashed_maps: Option<hash_trie::Hashed>,
     /// The same tags when hash maps are read from their tries ([`hamt::read_pairs`], encode); `None`: through
     /// the NIF iterator.
     pub hash_map_reads: Option<hamt::Tags>,
@@ -91,6 +96,7 @@ fn learn_facts(env: *mut ErlNifEnv) -> Layout {
         reads: read::Reads::OFF,
         writes: write::Writes::OFF,
         hash_maps: None,
+        hashed_maps: None,
         hash_map_reads: None,
     };
     if forced_off() {
@@ -104,6 +110,7 @@ fn learn_facts(env: *mut ErlNifEnv) -> Layout {
         let reads = read::Reads::learn(env, primary);
         let writes = write::Writes::learn(env, primary);
         let hash_maps = hamt::Tags::learn(env, primary);
+        let hashed_maps = hash_maps.and_then(|tags| hash_trie::Hashed::learn(env, tags));
         let hash_map_reads = hash_maps.filter(|tags| hamt::check_reads(env, tags));
         Layout {
             // [`learn`] sets it.
@@ -111,18 +118,20 @@ fn learn_facts(env: *mut ErlNifEnv) -> Layout {
             reads,
             writes,
             hash_maps,
+            hashed_maps,
             hash_map_reads,
         }
     }
 }
 
 /// Each fast path's state, for `RustyJson.Native.info/0`.
-pub fn fast_paths(env: *mut ErlNifEnv) -> [(&'static str, bool); 12] {
+pub fn fast_paths(env: *mut ErlNifEnv) -> [(&'static str, bool); 13] {
     let layout = layout(env);
     [
         ("heap_binaries", layout.writes.heap_binaries.is_some()),
         ("flat_maps", layout.writes.flat_maps.is_some()),
         ("hash_maps", layout.hash_maps.is_some()),
+        ("hashed_maps", layout.hashed_maps.is_some()),
         ("small_integers", layout.writes.small_integers.is_some()),
         ("floats", layout.writes.floats.is_some()),
         ("env_heap", layout.writes.env_heap.is_some()),
