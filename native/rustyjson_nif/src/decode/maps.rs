@@ -302,12 +302,13 @@ impl TermBuilder<'_> {
             // The second sighting: the trie laid out from the hashes becomes the shape's template.
             // SAFETY: `key_terms` are this call's live key terms.
             if unsafe { hashed.plan(&self.key_terms, &mut self.trie) } {
+                hashed.template(&mut self.trie);
                 let template = std::mem::take(&mut self.trie.template);
                 // SAFETY: laid out from these keys in this order.
                 let map = unsafe {
                     template.write(
                         self.env,
-                        hashed.tags(),
+                        &tags,
                         self.nil,
                         &mut self.large_fills,
                         &self.key_terms,
@@ -345,11 +346,11 @@ impl TermBuilder<'_> {
             if !hashed.plan(&self.key_terms, &mut self.trie) {
                 return self.large_map_by_vm(keys, values);
             }
-            self.trie.template.write(
+            hashed.write(
                 self.env,
-                hashed.tags(),
                 self.nil,
                 &mut self.large_fills,
+                &self.trie,
                 &self.key_terms,
                 values,
             )

@@ -308,6 +308,11 @@ impl Tags {
         self.boxed
     }
 
+    /// The primary tag of list cells.
+    pub(super) fn list(&self) -> usize {
+        self.list
+    }
+
     /// Learns the tags from terms the VM makes, then checks them: see [`check`].
     ///
     /// # Safety
