@@ -20,6 +20,8 @@ pub(super) struct LargeShape {
     template: Option<hamt::Template>,
     /// The trie could not be read (or the keys repeat): leave this shape to the VM.
     refused: bool,
+    /// Only `hash` is kept: a shape met once (see [`LargeShape::sighted`]).
+    once: bool,
 }
 
 impl LargeShape {
@@ -28,10 +30,20 @@ impl LargeShape {
     }
 
     fn remember(&mut self, hash: u64, keys: &[Key]) {
+        self.once = false;
         if !self.keys.remember(keys.iter().map(Key::bytes)) {
             return;
         }
         self.hash = hash;
+        self.template = None;
+        self.refused = false;
+    }
+
+    /// A shape met for the first time: only its hash is kept, and the shape held before is forgotten.
+    fn sighted(&mut self, hash: u64) {
+        self.keys.remember(std::iter::empty());
+        self.hash = hash;
+        self.once = true;
         self.template = None;
         self.refused = false;
     }
@@ -277,9 +289,18 @@ impl TermBuilder<'_> {
         let slot = (hash >> (64 - LARGE_SHAPE_BITS)) as usize;
         let shape = &mut self.large_shapes[slot];
         if !shape.holds(hash, keys) {
+            if self.hashed_maps.is_some() && !(shape.once && shape.hash == hash) {
+                // Laid out anyway: a shape's bytes are kept from its second sighting (most objects of many
+                // distinct keys are never seen again, and copying their keys was a tenth of their decode).
+                shape.sighted(hash);
+                return self.large_map_laid_out(keys, values);
+            }
             shape.remember(hash, keys);
-            return self.large_map_laid_out(keys, values);
+            if self.hashed_maps.is_none() || !self.large_shapes[slot].holds(hash, keys) {
+                return self.large_map_laid_out(keys, values);
+            }
         }
+        let shape = &self.large_shapes[slot];
         if shape.refused {
             return self.large_map_laid_out(keys, values);
         }
@@ -346,11 +367,13 @@ impl TermBuilder<'_> {
             if !hashed.plan(&self.key_terms, &mut self.trie) {
                 return self.large_map_by_vm(keys, values);
             }
+            let (writes, arena, env) = (self.writes, &self.arena, self.env);
             hashed.write(
                 self.env,
+                |words| writes.words(env, arena, words),
                 self.nil,
                 &mut self.large_fills,
-                &self.trie,
+                &mut self.trie,
                 &self.key_terms,
                 values,
             )

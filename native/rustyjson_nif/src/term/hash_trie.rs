@@ -43,25 +43,20 @@ pub struct Scratch {
     /// same sorted.
     entries: Vec<u64>,
     sorted: Vec<u64>,
+    /// Each node's bitmap, in the order the nodes are written (see [`Hashed::shape`]).
+    bitmaps: Vec<u16>,
     /// The trie of the last [`Hashed::template`].
     pub template: Template,
 }
 
 /// Where a trie's words go: a [`Template`] (kept for a shape seen again) or the VM's heap (written in place).
 trait Sink {
-    /// Appends `words` words, returning the offset of the first.
-    fn reserve(&mut self, words: usize) -> usize;
     fn raw(&mut self, at: usize, word: usize);
     fn node(&mut self, at: usize, node: usize);
     fn leaf(&mut self, at: usize, key: usize);
 }
 
 impl Sink for Template {
-    fn reserve(&mut self, words: usize) -> usize {
-        let at = self.words.len();
-        self.words.extend(std::iter::repeat_n(Word::Raw(0), words));
-        at
-    }
     fn raw(&mut self, at: usize, word: usize) {
         self.words[at] = Word::Raw(word);
     }
@@ -77,7 +72,6 @@ impl Sink for Template {
 /// The trie written in place: nodes from `base`, then the leaves' cells `[key | value]`.
 struct Heap<'a> {
     base: *mut usize,
-    used: usize,
     cell: *mut usize,
     tags: &'a Tags,
     keys: &'a [T],
@@ -85,11 +79,6 @@ struct Heap<'a> {
 }
 
 impl Sink for Heap<'_> {
-    #[inline(always)]
-    fn reserve(&mut self, words: usize) -> usize {
-        self.used += words;
-        self.used - words
-    }
     #[inline(always)]
     fn raw(&mut self, at: usize, word: usize) {
         // SAFETY: `at` is below the node words the writer counted and allocated.
@@ -156,116 +145,124 @@ impl Hashed {
 
     /// The trie [`Hashed::plan`] sorted, as a template in `scratch.template` (a shape to keep).
     pub fn template(&self, scratch: &mut Scratch) {
+        let node_words = Self::shape(scratch);
         let Scratch {
-            sorted, template, ..
+            sorted,
+            bitmaps,
+            template,
+            ..
         } = scratch;
         template.words.clear();
+        template.words.resize(node_words, Word::Raw(0));
         template.leaves = 0;
-        self.node(template, sorted, 0);
+        self.fill(template, sorted, bitmaps);
     }
 
-    /// Writes the map of `keys` to `values` whose hashes [`Hashed::plan`] sorted. `fills` is a buffer of the
-    /// immediate `fill` the memory is first filled with (grown here as needed).
+    /// Writes the map of `keys` to `values` whose hashes [`Hashed::plan`] sorted, in the words `alloc` gives
+    /// (`None`: a tuple of `fills`, a buffer of the immediate `fill` grown here as needed, is written over).
     ///
     /// # Safety
-    /// `env` must be the environment the terms are built in; `keys` (those planned) and `values` terms of it.
+    /// `env` must be the environment the terms are built in; `keys` (those planned) and `values` terms of it;
+    /// `alloc` must give that many words of its heap, which this writes every one of.
+    #[allow(clippy::too_many_arguments)]
     pub unsafe fn write(
         &self,
         env: *mut ErlNifEnv,
+        alloc: impl FnOnce(usize) -> Option<*mut usize>,
         fill: T,
         fills: &mut Vec<T>,
-        scratch: &Scratch,
+        scratch: &mut Scratch,
         keys: &[T],
         values: &[T],
     ) -> T {
-        let sorted = &scratch.sorted;
-        let n = sorted.len();
-        // Nodes: the head, and one below for each prefix two keys or more share. A run of neighbours sharing a
-        // longer prefix than the pair before opens that many.
-        let mut nodes = 1;
-        let mut before = 0;
-        for w in sorted.windows(2) {
-            let shared = (w[0] ^ w[1]).leading_zeros() / 4;
-            nodes += shared.saturating_sub(before) as usize;
-            before = shared;
-        }
-        // Each node a header and a slot per child (every node but the head is a child, as is every leaf), the
-        // head's size, and a cell per leaf.
-        let node_words = 2 * nodes + n;
-        let total = node_words + 2 * n;
-        if fills.len() < total - 1 {
-            fills.resize(total - 1, fill);
-        }
-        // A tuple of `total - 1` immediates is `total` words.
-        let base = (bits(enif_make_tuple_from_array(
-            env,
-            fills.as_ptr(),
-            (total - 1) as u32,
-        )) - self.tags.boxed()) as *mut usize;
+        let node_words = Self::shape(scratch);
+        let total = node_words + 2 * scratch.sorted.len();
+        let base = alloc(total).unwrap_or_else(|| {
+            if fills.len() < total - 1 {
+                fills.resize(total - 1, fill);
+            }
+            // A tuple of `total - 1` immediates is `total` words.
+            let tuple = enif_make_tuple_from_array(env, fills.as_ptr(), (total - 1) as u32);
+            (bits(tuple) - self.tags.boxed()) as *mut usize
+        });
         let mut heap = Heap {
             base,
-            used: 0,
             cell: base.add(node_words),
             tags: &self.tags,
             keys,
             values,
         };
-        self.node(&mut heap, sorted, 0);
-        debug_assert_eq!(heap.used, node_words);
+        self.fill(&mut heap, &scratch.sorted, &scratch.bitmaps);
         term(base as usize | self.tags.boxed())
     }
 
-    /// Writes the node of `entries` (sorted, agreeing in their first `depth` nibbles, at least two) and the nodes
-    /// below it; returns its word offset.
+    /// The nodes' bitmaps, in the order [`Hashed::fill`] meets them, into `scratch.bitmaps`; returns the words
+    /// the nodes take (each a header and a slot per bit, and the head's size).
+    ///
+    /// One pass over the sorted hashes: a key shares its first `shared` nibbles with the key before, so the nodes
+    /// of depth 0 to `shared` are that key's too, and it opens nodes below them down to the depth at which it
+    /// parts from the key after as well; its leaf is a slot there.
+    fn shape(scratch: &mut Scratch) -> usize {
+        let Scratch {
+            sorted, bitmaps, ..
+        } = scratch;
+        bitmaps.clear();
+        bitmaps.push(0);
+        // The node open at each depth, as an index into `bitmaps`.
+        let mut open = [0usize; DEPTHS as usize];
+        let mut before = 0;
+        for (i, &e) in sorted.iter().enumerate() {
+            let after = sorted.get(i + 1).map_or(0, |&next| shared(e, next));
+            let depth = before.max(after);
+            for d in before + 1..=depth {
+                bitmaps[open[d - 1]] |= 1 << nibble(e, d - 1);
+                open[d] = bitmaps.len();
+                bitmaps.push(0);
+            }
+            bitmaps[open[depth]] |= 1 << nibble(e, depth);
+            before = after;
+        }
+        bitmaps.len() * 2 + sorted.len()
+    }
+
+    /// Writes the trie that [`Hashed::shape`] measured, the same pass again: each node's header and the head's
+    /// size where it opens, then its slots as its children come, a node below or a leaf.
     #[inline]
-    fn node<S: Sink>(&self, sink: &mut S, entries: &[u64], depth: u32) -> usize {
-        let shift = 60 - 4 * depth;
-        let slot = |e: u64| (e >> shift) as usize & 0xF;
-        // Each slot's run of entries: sorted, so runs are contiguous and in slot order.
-        let mut runs = [(0u32, 0u32); 16];
-        let (mut count, mut bitmap, mut start) = (0, 0usize, 0);
-        while start < entries.len() {
-            let s = slot(entries[start]);
-            let mut end = start + 1;
-            while end < entries.len() && slot(entries[end]) == s {
-                end += 1;
+    fn fill<S: Sink>(&self, sink: &mut S, sorted: &[u64], bitmaps: &[u16]) {
+        // Where the next node goes, how many nodes are open, and the next slot of the node open at each depth.
+        let (mut next, mut opened) = (0, 0);
+        let mut slots = [0usize; DEPTHS as usize];
+        let mut open = |sink: &mut S, depth: usize, slots: &mut [usize; DEPTHS as usize]| {
+            let bitmap = usize::from(bitmaps[opened]);
+            opened += 1;
+            let at = next;
+            let header = match (depth, bitmap) {
+                (0, 0xFFFF) => self.head_array,
+                (0, _) => self.tags.map() | HEAD_BITMAP << 6 | 1 << 8 | bitmap << 16,
+                _ => self.tags.map() | NODE_BITMAP << 6 | bitmap << 16,
+            };
+            sink.raw(at, header);
+            if depth == 0 {
+                sink.raw(at + 1, sorted.len());
             }
-            runs[count] = (start as u32, end as u32);
-            count += 1;
-            bitmap |= 1 << s;
-            start = end;
-        }
-        let head = depth == 0;
-        let at = sink.reserve(1 + usize::from(head) + count);
-        sink.raw(
-            at,
-            if head && bitmap == 0xFFFF {
-                self.head_array
-            } else {
-                let (kind, arity) = if head {
-                    (HEAD_BITMAP, 1)
-                } else {
-                    (NODE_BITMAP, 0)
-                };
-                self.tags.map() | kind << 6 | arity << 8 | bitmap << 16
-            },
-        );
-        if head {
-            sink.raw(at + 1, entries.len());
-        }
-        let first = at + 1 + usize::from(head);
-        for (i, &(s, e)) in runs[..count].iter().enumerate() {
-            let run = &entries[s as usize..e as usize];
-            if run.len() == 1 {
-                sink.leaf(first + i, run[0] as u32 as usize);
-            } else {
-                // Two entries agree in all DEPTHS nibbles only if equal there, which `plan` refused.
-                debug_assert!(depth + 1 < DEPTHS);
-                let node = self.node(sink, run, depth + 1);
-                sink.node(first + i, node);
+            slots[depth] = at + 1 + usize::from(depth == 0);
+            next = slots[depth] + bitmap.count_ones() as usize;
+            at
+        };
+        open(sink, 0, &mut slots);
+        let mut before = 0;
+        for (i, &e) in sorted.iter().enumerate() {
+            let after = sorted.get(i + 1).map_or(0, |&next| shared(e, next));
+            let depth = before.max(after);
+            for d in before + 1..=depth {
+                let node = open(sink, d, &mut slots);
+                sink.node(slots[d - 1], node);
+                slots[d - 1] += 1;
             }
+            sink.leaf(slots[depth], e as u32 as usize);
+            slots[depth] += 1;
+            before = after;
         }
-        at
     }
 
     /// Learns the head array's header from a map the VM makes, then checks that tries laid out here are the VM's
@@ -318,7 +315,15 @@ impl Hashed {
                 return None;
             }
             hashed.template(&mut scratch);
-            let written = hashed.write(env, values[0], &mut Vec::new(), &scratch, &keys, &values);
+            let written = hashed.write(
+                env,
+                |_| None,
+                values[0],
+                &mut Vec::new(),
+                &mut scratch,
+                &keys,
+                &values,
+            );
             if scratch.template.leaves != theirs.leaves
                 || Template::read(written, &keys, &tags)
                     .is_none_or(|ours| ours.words != theirs.words)
@@ -337,6 +342,18 @@ impl Hashed {
 fn depth_order(hash: u32) -> u32 {
     let bytes = hash.swap_bytes();
     ((bytes & 0x0F0F_0F0F) << 4) | ((bytes >> 4) & 0x0F0F_0F0F)
+}
+
+/// How many nibbles two sorted entries share from the top (below [`DEPTHS`]: `plan` refused equal hashes).
+#[inline(always)]
+fn shared(a: u64, b: u64) -> usize {
+    ((a ^ b).leading_zeros() / 4) as usize
+}
+
+/// An entry's slot at `depth`.
+#[inline(always)]
+fn nibble(e: u64, depth: usize) -> usize {
+    (e >> (60 - 4 * depth)) as usize & 0xF
 }
 
 /// The VM's map of `keys` to `values`.

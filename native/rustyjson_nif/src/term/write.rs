@@ -209,6 +209,18 @@ impl Writes {
         (self.boxed_term(p), p.add(1) as *mut T)
     }
 
+    /// `words` words of `arena` that the caller makes a term of, every word written before the call returns;
+    /// `None` without a tuple header or past a block's size.
+    #[inline]
+    pub unsafe fn words(
+        &self,
+        env: *mut ErlNifEnv,
+        arena: &Arena,
+        words: usize,
+    ) -> Option<*mut usize> {
+        (self.tuple_header.is_some() && words <= BLOCK_MAX).then(|| self.alloc(env, arena, words))
+    }
+
     /// A heap binary of `bytes` (at most [`HEAP_BIN_MAX`]) in `arena`. Only with `heap_binaries`.
     #[inline(always)]
     pub unsafe fn heap_binary(&self, env: *mut ErlNifEnv, arena: &Arena, bytes: &[u8]) -> T {
