@@ -306,8 +306,17 @@ impl TermBuilder<'_> {
         }
         self.key_terms.clear();
         self.key_terms.extend(keys.iter().map(|k| k.term));
+        if let (None, Some(hashed)) = (&self.large_shapes[slot].template, self.hashed_maps) {
+            // The second sighting: the trie laid out from the hashes becomes the shape's template.
+            // SAFETY: `key_terms` are this call's live key terms.
+            if unsafe { hashed.plan(&self.key_terms, &mut self.trie) } {
+                hashed.template(&mut self.trie);
+                self.large_shapes[slot].template = Some(std::mem::take(&mut self.trie.template));
+            }
+        }
         if let Some(template) = &self.large_shapes[slot].template {
-            // SAFETY: the template was read from a map of these same keys in this order (`holds`).
+            // SAFETY: the template was read from a map of these same keys in this order (`holds`), or laid out
+            // from them.
             return unsafe {
                 template.write(
                     self.env,
@@ -318,27 +327,6 @@ impl TermBuilder<'_> {
                     values,
                 )
             };
-        }
-        if let Some(hashed) = self.hashed_maps {
-            // The second sighting: the trie laid out from the hashes becomes the shape's template.
-            // SAFETY: `key_terms` are this call's live key terms.
-            if unsafe { hashed.plan(&self.key_terms, &mut self.trie) } {
-                hashed.template(&mut self.trie);
-                let template = std::mem::take(&mut self.trie.template);
-                // SAFETY: laid out from these keys in this order.
-                let map = unsafe {
-                    template.write(
-                        self.env,
-                        &tags,
-                        self.nil,
-                        &mut self.large_fills,
-                        &self.key_terms,
-                        values,
-                    )
-                };
-                self.large_shapes[slot].template = Some(template);
-                return map;
-            }
         }
         let map = self.large_map_by_vm(keys, values);
         let mut size = 0;
