@@ -267,8 +267,8 @@ impl Hashed {
 
     /// Learns the head array's header from a map the VM makes, then checks that tries laid out here are the VM's
     /// own for 20 sets of binary keys (33 to 5,000 keys; short, long and empty keys; keys sharing a prefix):
-    /// read back from the VM's maps, each must be the program [`Hashed::plan`] writes, word for word. About 5 ms
-    /// once, at load, on a dirty scheduler.
+    /// read back from the VM's maps, each must be the program [`Hashed::plan`] writes, word for word. Once, at
+    /// load, on a dirty scheduler (its time is not measured on its own).
     ///
     /// # Safety
     /// `env` must be a live NIF environment.
